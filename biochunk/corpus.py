@@ -1,0 +1,64 @@
+"""Views of the converted data that the stages share: chunk corpora, inputs, gold triples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from biochunk.chunking.base import Document
+from biochunk.errors import UserError
+from biochunk.generation.prompts import Triple
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+def memory_documents(train: pd.DataFrame) -> list[Document]:
+    """The chunk memory's corpus: each distinct training sentence, keyed by its relations.
+
+    As in BioMedRAG, a chunk inherits the relation(s) of the sentence it was cut from.
+    """
+    docs = []
+    for sid, g in train.groupby("id", sort=False):
+        docs.append(Document(str(sid), str(g["sentence"].iloc[0]), tuple(sorted(set(g["relation"])))))
+    return docs
+
+
+def inputs(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct sentence: id, split, sentence."""
+    return df.drop_duplicates("id")[["id", "split", "sentence"]].reset_index(drop=True)
+
+
+def gold_triples(df: pd.DataFrame) -> dict[str, list[Triple]]:
+    out: dict[str, list[Triple]] = {}
+    for row in df.itertuples(index=False):
+        out.setdefault(str(row.id), []).append((row.head, row.relation, row.tail))
+    return out
+
+
+def relation_definitions(config: str | Path) -> dict[str, str]:
+    """``relations:`` of a per-dataset config file, checked to be name -> definition."""
+    p = Path(config)
+    if not p.is_absolute() and not p.exists():
+        p = CONFIGS / p
+    if not p.exists():
+        raise UserError(f"dataset config not found: {p} (each dataset needs configs/<name>.yaml with relation definitions)")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise UserError(f"{p}: not valid YAML: {e}".replace("\n", " ")) from None
+    rels = data.get("relations")
+    if not isinstance(rels, dict) or not rels or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in rels.items()):
+        raise UserError(f"{p}: `relations` must map each relation name to a non-empty definition string")
+    return rels
+
+
+def read_triples(folder: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> pd.DataFrame:
+    """The converted triple splits present in ``folder`` (a dataset may lack dev), concatenated."""
+    from biochunk.io import TRIPLES, read_table
+
+    present = [folder / f"{s}.parquet" for s in splits if (folder / f"{s}.parquet").exists()]
+    if not present:
+        raise UserError(f"no converted splits ({', '.join(splits)}) in {folder}; run the convert stage first")
+    return pd.concat([read_table(p, TRIPLES) for p in present], ignore_index=True)

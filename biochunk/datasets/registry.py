@@ -1,0 +1,75 @@
+"""The dataset registry: every file of every dataset, pinned by location and checksum.
+
+The registry itself is data (``configs/datasets.yaml``); this module gives it types
+and checks it, so that a broken entry fails with the dataset and field named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from biochunk.errors import UserError
+
+REGISTRY = Path(__file__).resolve().parents[2] / "configs" / "datasets.yaml"
+TASKS = ("triples", "classification", "retrieval", "qa", "documents")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str  # where the file lands under data/raw/<dataset>/ (and lies in the mirror folder)
+    url: str | None = None  # public source; "package:<repo path>" for files shipped with the project
+    sha256: str | None = None  # of the file as published; null when upstream is an archive
+    archive: str | None = None  # for files inside an upstream archive: the archive's URL
+    archive_md5: str | None = None  # the checksum the archive's publisher states
+    member: str | None = None  # the file's path inside that archive
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    task: str
+    format: str  # which converter reads the raw files
+    mirror_dir: str  # folder name inside a mirror (e.g. ../shared/datasets/<mirror_dir>)
+    files: tuple[RemoteFile, ...]
+    splits: dict[str, list[str]]  # split -> raw file paths (converter-specific)
+    config: str | None  # per-dataset configuration (relation definitions, ...) under configs/
+
+
+def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise UserError(f"dataset registry {path} cannot be read: {e}".replace("\n", " ")) from None
+    specs = {}
+    for name, entry in raw.items():
+        where = f"{path.name}: {name}"
+        try:
+            files = tuple(RemoteFile(**f) for f in entry["files"])
+            spec = DatasetSpec(
+                name=name,
+                task=entry["task"],
+                format=entry["format"],
+                mirror_dir=entry.get("mirror_dir", name),
+                files=files,
+                splits={k: list(v) if isinstance(v, list) else [v] for k, v in (entry.get("splits") or {}).items()},
+                config=entry.get("config"),
+            )
+        except (KeyError, TypeError) as e:
+            raise UserError(f"{where}: malformed entry ({e})") from None
+        if spec.task not in TASKS:
+            raise UserError(f"{where}: task {spec.task!r} is not one of {', '.join(TASKS)}")
+        for f in files:
+            if f.url is None and f.archive is None:
+                raise UserError(f"{where}: file {f.path} has neither url nor archive")
+        specs[name] = spec
+    return specs
+
+
+def get_spec(name: str, path: Path = REGISTRY) -> DatasetSpec:
+    specs = load_registry(path)
+    if name not in specs:
+        raise UserError(f"data.datasets: unknown dataset {name!r}; registered: {', '.join(sorted(specs))}")
+    return specs[name]

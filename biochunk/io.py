@@ -1,0 +1,226 @@
+"""Parquet schemas, atomic writes and stage reports: the typed doors between stages."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from biochunk.errors import UserError
+
+# One triple per row; sentences with several triples share their `id`.
+TRIPLES = pa.schema(
+    [
+        ("id", pa.string()),
+        ("split", pa.string()),
+        ("sentence", pa.string()),
+        ("head", pa.string()),
+        ("relation", pa.string()),
+        ("tail", pa.string()),
+    ]
+)
+
+# The chunk memory: `start`/`end` are character offsets into the source document,
+# so `doc_text[start:end] == text` always holds. `labels` carries the relations of the
+# source sentence for triple datasets (empty for plain document corpora).
+CHUNKS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("chunk_id", pa.string()),
+        ("text", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("n_tokens", pa.int64()),
+        ("method", pa.string()),
+        ("labels", pa.list_(pa.string())),
+        ("metadata", pa.string()),  # JSON object: method-specific extras (e.g. header)
+    ]
+)
+
+
+def vectors_schema(dim: int) -> pa.Schema:
+    """Embeddings keyed by id: `kind` is chunk, input or relation."""
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("kind", pa.string()),
+            ("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+# Ranked candidates per input; `stage` says who ranked them (dense, scorer, ...).
+RANKINGS = pa.schema(
+    [
+        ("split", pa.string()),
+        ("input_id", pa.string()),
+        ("rank", pa.int32()),
+        ("chunk_id", pa.string()),
+        ("score", pa.float32()),
+        ("ranker", pa.string()),
+    ]
+)
+
+PREDICTIONS = pa.schema(
+    [
+        ("id", pa.string()),
+        ("sentence", pa.string()),
+        ("prompt", pa.string()),
+        ("raw_output", pa.string()),  # kept verbatim, so parsing can be audited
+        ("triples", pa.list_(pa.list_(pa.string(), 3))),  # parsed [head, relation, tail] lists
+        ("parsed", pa.bool_()),
+    ]
+)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary sibling of `path`; rename it onto `path` only on success.
+
+    A stage killed halfway leaves the old output (or nothing), never a partial file.
+    Works for files and directories alike.
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent)) / final.name
+    try:
+        yield tmp
+        if final.is_dir() and not final.is_symlink():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp.parent, ignore_errors=True)
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schema) -> None:
+    """Write `df` as Parquet with exactly `schema` (column order and types), atomically."""
+    missing = [name for name in schema.names if name not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: dataframe lacks columns {missing} of the schema")
+    table = pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> pd.DataFrame:
+    """Read a Parquet file, failing with the path and the fix when it is missing."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"input file not found: {p} (run the stage that produces it, e.g. `dvc repro`)")
+    table = pq.read_table(p)
+    if schema is not None:
+        missing = [n for n in schema.names if n not in table.schema.names]
+        if missing:
+            raise UserError(f"{p}: columns {missing} are missing; the file predates this schema, re-run its stage")
+    return table.to_pandas()
+
+
+def write_json(obj: Any, path: str | os.PathLike[str]) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"input file not found: {p} (run the stage that produces it, e.g. `dvc repro`)")
+    return json.loads(p.read_text())
+
+
+def _json_default(o: Any) -> Any:
+    # numpy scalars appear in metrics; JSON wants plain numbers.
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+# --- schemas of the real benchmarks (issue 3) ---
+# The tables each converter under biochunk/datasets/formats/ writes; docs/schemas.md says
+# which dataset produces which.
+
+# Sentence classification (ADE): one row per sentence.
+CLASSIFICATION = pa.schema(
+    [
+        ("id", pa.string()),
+        ("split", pa.string()),
+        ("text", pa.string()),
+        ("label", pa.int8()),  # 1 = the sentence reports an adverse drug event, 0 = it does not
+    ]
+)
+
+# Retrieval (BEIR layout): documents, queries, and relevance judgements per split.
+CORPUS = pa.schema([("doc_id", pa.string()), ("title", pa.string()), ("text", pa.string())])
+QUERIES = pa.schema([("query_id", pa.string()), ("text", pa.string())])
+QRELS = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("relevance", pa.int32()),
+        ("split", pa.string()),
+    ]
+)
+
+# Biomedical QA (BioASQ Task B): `split` is the test batch (e.g. 7B1). `exact_answer` is
+# flattened: ["yes"]/["no"] for yesno, the answer strings (synonyms included) for
+# factoid/list, [] for summary questions.
+QA_QUESTIONS = pa.schema(
+    [
+        ("id", pa.string()),
+        ("split", pa.string()),
+        ("type", pa.string()),  # yesno, factoid, list or summary
+        ("body", pa.string()),
+        ("ideal_answer", pa.list_(pa.string())),
+        ("exact_answer", pa.list_(pa.string())),
+        ("documents", pa.list_(pa.string())),  # PubMed URLs
+    ]
+)
+# Gold snippets of a question: the passage text with its place in the PubMed record.
+QA_SNIPPETS = pa.schema(
+    [
+        ("question_id", pa.string()),
+        ("snippet_id", pa.string()),
+        ("text", pa.string()),
+        ("document", pa.string()),
+        ("begin_section", pa.string()),  # "title" or "abstract"
+        ("end_section", pa.string()),
+        ("offset_begin", pa.int64()),
+        ("offset_end", pa.int64()),
+    ]
+)
+
+# Long documents: `text[start:end]` is the section (heading included) or paragraph.
+# Sections may nest (a subsection's span lies inside its parent's); they are listed in
+# document order.
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        (
+            "sections",
+            pa.list_(pa.struct([("title", pa.string()), ("start", pa.int64()), ("end", pa.int64())])),
+        ),
+        ("paragraphs", pa.list_(pa.struct([("start", pa.int64()), ("end", pa.int64())]))),
+    ]
+)
+
+# Extractive answers into DOCUMENTS (COVID-QA): `text[start:end] == answer_text` holds
+# for every row (the converter repairs or drops upstream offsets that miss).
+ANSWERS = pa.schema(
+    [
+        ("question_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("question", pa.string()),
+        ("answer_text", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+    ]
+)

@@ -1,0 +1,230 @@
+"""A typed, validated view of params.yaml: one dataclass per stage section.
+
+Each stage loads only its own section, so a typo or an out-of-range value fails
+at the start of the stage that reads it, with a one-line message naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from biochunk.errors import UserError
+
+T = TypeVar("T")
+
+
+def _between(key: str, value: float | int | None, lo: float | None, hi: float | None) -> None:
+    if value is None:
+        return
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        lo_s = "-inf" if lo is None else lo
+        hi_s = "inf" if hi is None else hi
+        raise UserError(f"{key} must be in [{lo_s}, {hi_s}], got {value}")
+
+
+def _one_of(key: str, value: str, allowed: typing.Iterable[str]) -> None:
+    allowed = sorted(allowed)
+    if value not in allowed:
+        raise UserError(f"{key}: unknown value {value!r}; allowed: {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class DataParams:
+    datasets: list[str] = field(default_factory=lambda: ["embedded"])
+
+
+@dataclass(frozen=True)
+class DownloadParams:
+    # A directory laid out like ../shared/datasets; null fetches from the public URLs.
+    mirror: str | None = None
+    timeout_s: int = 60
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.timeout_s", self.timeout_s, 1, None)
+
+
+@dataclass(frozen=True)
+class ConvertParams:
+    # Skip (and count) malformed lines instead of stopping at the first one.
+    skip_malformed: bool = False
+
+
+@dataclass(frozen=True)
+class ChunkParams:
+    method: str = "fixed"
+    window: int = 5  # fixed: words per window
+    overlap: int = 0  # fixed: words shared by neighbouring windows
+    threshold: float = 0.8  # adaptive: cosine similarity needed to keep growing a chunk
+    max_words: int = 500  # adaptive: word cap per chunk
+    unit: str = "clause"  # adaptive: sentence | clause
+    max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none)
+
+    def validate(self, s: str) -> None:
+        from biochunk.chunking import base
+
+        _one_of(f"{s}.method", self.method, base.methods())
+        _between(f"{s}.window", self.window, 1, None)
+        _between(f"{s}.overlap", self.overlap, 0, self.window - 1)
+        _between(f"{s}.threshold", self.threshold, 0.0, 1.0)
+        _between(f"{s}.max_words", self.max_words, 1, None)
+        _one_of(f"{s}.unit", self.unit, ["sentence", "clause"])
+        _between(f"{s}.max_tokens", self.max_tokens, 1, None)
+
+
+@dataclass(frozen=True)
+class EmbedParams:
+    model: str = "minilm"  # alias of an offline package, a hub id or a local path
+    batch_size: int = 64
+    device: str = "auto"  # auto picks cuda when present
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.batch_size", self.batch_size, 1, None)
+
+
+@dataclass(frozen=True)
+class RankParams:
+    top_k: int = 5
+    use_gpu: str = "auto"  # faiss-gpu when installed and CUDA is present
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.top_k", self.top_k, 1, 1000)
+        _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
+
+
+@dataclass(frozen=True)
+class ScorerParams:
+    model: str = "minilm"
+    steps: int = 150
+    batch_size: int = 8  # training inputs per step (each with all its candidates)
+    lr: float = 5e-4
+    lora_r: int = 8
+    max_length: int = 128
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.steps", self.steps, 0, None)
+        _between(f"{s}.batch_size", self.batch_size, 1, None)
+        _between(f"{s}.lr", self.lr, 0.0, 1.0)
+        _between(f"{s}.lora_r", self.lora_r, 1, 256)
+        _between(f"{s}.max_length", self.max_length, 16, 4096)
+
+
+@dataclass(frozen=True)
+class GenerateParams:
+    model: str = "smollm2-135m"
+    train_steps: int = 60  # LoRA fine-tuning steps on the training split; 0: prompting only
+    batch_size: int = 8
+    lr: float = 1e-3
+    lora_r: int = 8
+    n_examples: int = 1  # in-context examples from the training split
+    n_chunks: int = 1  # retrieved chunks placed in the prompt
+    max_new_tokens: int = 32
+    max_inputs: int | None = None  # cap on test inputs (null: all), for quick runs
+    quantize: str = "auto"  # auto: 4-bit NF4 when CUDA is present, else fp32
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.train_steps", self.train_steps, 0, None)
+        _between(f"{s}.batch_size", self.batch_size, 1, None)
+        _between(f"{s}.lr", self.lr, 0.0, 1.0)
+        _between(f"{s}.lora_r", self.lora_r, 1, 256)
+        _between(f"{s}.n_examples", self.n_examples, 0, 10)
+        _between(f"{s}.n_chunks", self.n_chunks, 0, 20)
+        _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 2048)
+        _between(f"{s}.max_inputs", self.max_inputs, 1, None)
+        _one_of(f"{s}.quantize", self.quantize, ["auto", "nf4", "none"])
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    bootstrap: int = 1000
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.bootstrap", self.bootstrap, 0, None)
+
+
+SECTIONS: dict[str, type] = {
+    "data": DataParams,
+    "download": DownloadParams,
+    "convert": ConvertParams,
+    "chunk": ChunkParams,
+    "embed": EmbedParams,
+    "rank": RankParams,
+    "train_scorer": ScorerParams,
+    "generate": GenerateParams,
+    "evaluate": EvaluateParams,
+}
+
+
+def load_yaml(path: str | Path = "params.yaml") -> dict[str, Any]:
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"params file not found: {p} (run from the repository root)")
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise UserError(f"{p}: not valid YAML: {e}".replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        raise UserError(f"{p}: expected a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | None = None) -> Any:
+    """Load and validate one section of params.yaml as its dataclass."""
+    cls = SECTIONS[name]
+    raw = (load_yaml(path) if data is None else data).get(name) or {}
+    return parse(cls, raw, name)
+
+
+def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:
+    if not isinstance(raw, dict):
+        raise UserError(f"{prefix} must be a mapping, got {raw!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise UserError(f"{prefix}.{unknown[0]}: unknown key; allowed keys: {', '.join(sorted(fields))}")
+    hints = typing.get_type_hints(cls)
+    values = {k: _coerce(f"{prefix}.{k}", v, hints[k]) for k, v in raw.items()}
+    obj = cls(**values)
+    if hasattr(obj, "validate"):
+        obj.validate(prefix)
+    return obj
+
+
+def _coerce(key: str, value: Any, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (hint,) = [a for a in args if a is not type(None)]
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list:
+        if not isinstance(value, list):
+            raise UserError(f"{key} must be a list, got {value!r}")
+        return [_coerce(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise UserError(f"{key} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UserError(f"{key} must be an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError(f"{key} must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise UserError(f"{key} must be a string, got {value!r}")
+        return value
+    return value

@@ -1,0 +1,96 @@
+"""Sentence, clause and word spans with biomedical abbreviation rules.
+
+Every function returns ``(start, end)`` character spans into the input, never
+copies of the text, so chunkers built on them keep exact offsets for free.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Tokens that end with a period but do not end a sentence in biomedical prose.
+# Lower-cased, without the final period. Why a list and not a model: spaCy's small
+# English model splits after "et al." and "Fig." (seen on PLOS text), and a list is
+# predictable, fast and easy to extend for a new corpus.
+ABBREVIATIONS = frozenset(
+    """
+    al fig figs eq eqs ref refs no nos vol vols pp approx ca cf vs e.g i.e i.v i.p i.m s.c p.o
+    b.i.d t.i.d q.i.d q.d p.r.n etc dr mr mrs ms prof st sp spp subsp var ssp viz resp
+    jan feb mar apr jun jul aug sep sept oct nov dec suppl tab
+    """.split()
+)
+
+# A candidate end: terminal punctuation (optionally followed by a closing quote or
+# bracket), then whitespace, then something that can start a sentence.
+_CANDIDATE = re.compile(r"[.!?][\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
+_WORD = re.compile(r"\S+")
+# Clause breaks: after , ; : when followed by whitespace (the punctuation stays with
+# the left clause, so spans still tile the sentence).
+_CLAUSE = re.compile(r"[,;:](?=\s)")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Whitespace-delimited word spans of ``text[start:end]``, in text coordinates."""
+    return [(m.start(), m.end()) for m in _WORD.finditer(text, start, len(text) if end is None else end)]
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """Whether the period at ``text[dot]`` closes an abbreviation rather than a sentence."""
+    i = dot
+    while i > 0 and not text[i - 1].isspace():
+        i -= 1
+    token = text[i:dot].lstrip("(\"'[")
+    if not token:
+        return False
+    low = token.lower()
+    if low in ABBREVIATIONS:
+        return True
+    # Single letters: initials ("J. Smith") and genus abbreviations ("E. coli").
+    if len(token) == 1 and token.isalpha():
+        return True
+    # Dotted abbreviations not in the list ("i.v.", "U.S."): letters separated by periods.
+    if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
+        return True
+    return False
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans of ``text[start:end]``; paragraphs (blank lines) always break.
+
+    Spans are trimmed of surrounding whitespace and together cover every
+    non-whitespace character of the range.
+    """
+    stop = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    para_start = start
+    for para_end in [m.start() for m in _PARAGRAPH.finditer(text, start, stop)] + [stop]:
+        s = para_start
+        for m in _CANDIDATE.finditer(text, para_start, para_end):
+            if text[m.start()] == "." and _is_abbreviation(text, m.start()):
+                continue
+            spans.append((s, m.end()))
+            s = m.end()
+        spans.append((s, para_end))
+        para_start = para_end
+    return [t for t in (_trim(text, a, b) for a, b in spans) if t is not None]
+
+
+def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Clause spans: sentences further split after , ; and : (punctuation kept left)."""
+    out: list[tuple[int, int]] = []
+    for s, e in sentence_spans(text, start, end):
+        a = s
+        for m in _CLAUSE.finditer(text, s, e):
+            out.append((a, m.end()))
+            a = m.end()
+        out.append((a, e))
+    return [t for t in (_trim(text, a, b) for a, b in out) if t is not None]
+
+
+def _trim(text: str, a: int, b: int) -> tuple[int, int] | None:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return (a, b) if a < b else None

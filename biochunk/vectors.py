@@ -1,0 +1,35 @@
+"""Embedding tables: what the embed stage writes and rank / train_scorer read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from biochunk.io import read_table, vectors_schema, write_table
+
+
+def embedding_text(text: str, metadata: str) -> str:
+    """The text a chunk is embedded as: a micro-header, when a chunker wrote one, goes first.
+
+    The header helps the embedding but is not part of the chunk's offsets.
+    """
+    header = json.loads(metadata or "{}").get("header")
+    return f"{header}\n{text}" if header else text
+
+
+def frame(ids: list[str], kind: str, vecs: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"id": ids, "kind": kind, "vector": list(vecs)})
+
+
+def write(frames: list[pd.DataFrame], dim: int, path: Path) -> None:
+    write_table(pd.concat(frames, ignore_index=True), path, vectors_schema(dim))
+
+
+def read(path: Path, kind: str) -> tuple[list[str], np.ndarray]:
+    df = read_table(path)
+    df = df[df["kind"] == kind]
+    vecs = np.stack(df["vector"].to_numpy()).astype(np.float32) if len(df) else np.zeros((0, 0), np.float32)
+    return df["id"].astype(str).tolist(), vecs

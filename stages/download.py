@@ -1,0 +1,27 @@
+"""Stage download: materialise one dataset's raw files under data/raw/<dataset>/."""
+
+import argparse
+import logging
+from pathlib import Path
+
+from biochunk import cli, params
+from biochunk.datasets.download import download
+from biochunk.datasets.registry import get_spec
+
+log = logging.getLogger("download")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--params", default="params.yaml")
+    args = ap.parse_args()
+    p = params.section("download", args.params)
+    spec = get_spec(args.dataset)
+    sizes = download(spec, args.out, p.mirror, p.timeout_s)
+    log.info("%s: %d files, %.1f MB -> %s", spec.name, len(sizes), sum(sizes.values()) / 1e6, args.out)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,43 @@
+"""Stage rank: the top-k chunks of the memory for each train/dev/test input, through FAISS."""
+
+import argparse
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from biochunk import cli, params, vectors
+from biochunk.corpus import inputs, read_triples
+from biochunk.errors import UserError
+from biochunk.io import CHUNKS, RANKINGS, read_table, write_table
+from biochunk.retrieval.dense import load_index
+from biochunk.retrieval.rank import rank_inputs
+
+log = logging.getLogger("rank")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--chunks", required=True, type=Path)
+    ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
+    ap.add_argument("--embeddings", required=True, type=Path, help="embed stage folder")
+    ap.add_argument("--out", required=True, type=Path, help="rankings.parquet")
+    ap.add_argument("--params", default="params.yaml")
+    args = ap.parse_args()
+    p = params.section("rank", args.params)
+    chunks = read_table(args.chunks, CHUNKS)
+    chunk_ids, _ = vectors.read(args.embeddings / "vectors.parquet", "chunk")
+    if chunk_ids != chunks["chunk_id"].astype(str).tolist():
+        raise UserError(f"{args.embeddings}: chunk vectors are out of step with {args.chunks}; re-run `dvc repro` (embed)")
+    sents = inputs(read_triples(args.data))
+    input_ids, input_vecs = vectors.read(args.embeddings / "vectors.parquet", "input")
+    pos = {i: n for n, i in enumerate(input_ids)}
+    q = input_vecs[[pos[i] for i in sents["id"]]] if len(sents) else np.zeros((0, 1), np.float32)
+    index = load_index(args.embeddings / "chunks.faiss", p.use_gpu)
+    df = rank_inputs(index, sents, q, chunk_ids, chunks["doc_id"].astype(str).tolist(), p.top_k)
+    write_table(df, args.out, RANKINGS)
+    log.info("ranked %d inputs (top %d of %d chunks)", len(sents), p.top_k, len(chunk_ids))
+
+
+if __name__ == "__main__":
+    cli.run(main)

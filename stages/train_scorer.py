@@ -1,0 +1,48 @@
+"""Stage train_scorer: LoRA chunk scorer trained on the training split; re-scores every ranking."""
+
+import argparse
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from biochunk import cli, params
+from biochunk.corpus import read_triples
+from biochunk.io import CHUNKS, RANKINGS, atomic_path, read_table, write_json, write_table
+from biochunk.scoring.lora_scorer import ChunkScorer, candidates_for, score, train
+
+log = logging.getLogger("train_scorer")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--chunks", required=True, type=Path)
+    ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
+    ap.add_argument("--rankings", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path, help="folder: adapter/, head.pt, rescored.parquet, report.json")
+    ap.add_argument("--params", default="params.yaml")
+    args = ap.parse_args()
+    p = params.section("train_scorer", args.params)
+    chunks = read_table(args.chunks, CHUNKS)
+    triples = read_triples(args.data)
+    rankings = read_table(args.rankings, RANKINGS)
+    sentences = dict(zip(triples["id"].astype(str), triples["sentence"]))
+    gold = triples.groupby("id")["relation"].agg(set).to_dict()
+    scorer = ChunkScorer(p.model, p.lora_r, p.max_length)
+    _, train_data, _ = candidates_for(rankings[rankings["split"] == "train"], chunks, sentences, gold)
+    stats = train(scorer, train_data, p.steps, p.batch_size, p.lr, p.seed)
+    log.info("scorer: %s", stats)
+    rows = []
+    for split, part in rankings.groupby("split", sort=True):
+        ids, data, chunk_lists = candidates_for(part, chunks, sentences, gold)
+        for iid, scores, cids in zip(ids, score(scorer, data), chunk_lists):
+            order = sorted(range(len(cids)), key=lambda j: (-scores[j], j))
+            rows += [(split, iid, r, cids[j], float(scores[j]), "scorer") for r, j in enumerate(order, 1)]
+    with atomic_path(args.out) as tmp:
+        scorer.save(tmp)
+        write_table(pd.DataFrame(rows, columns=RANKINGS.names), tmp / "rescored.parquet", RANKINGS)
+        write_json(stats, tmp / "report.json")
+
+
+if __name__ == "__main__":
+    cli.run(main)
