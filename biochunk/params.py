@@ -37,7 +37,22 @@ def _one_of(key: str, value: str, allowed: typing.Iterable[str]) -> None:
 
 @dataclass(frozen=True)
 class DataParams:
+    # Read by dvc.yaml (foreach), not by a stage: download + convert run for `datasets`,
+    # chunk -> evaluate for the triple-extraction datasets in `triples`.
     datasets: list[str] = field(default_factory=lambda: ["embedded"])
+    triples: list[str] = field(default_factory=lambda: ["embedded"])
+
+    def validate(self, s: str) -> None:
+        from biochunk.datasets.registry import load_registry
+
+        registry = load_registry()
+        for name in self.datasets:
+            _one_of(f"{s}.datasets", name, registry)
+        for name in self.triples:
+            if name not in self.datasets:
+                raise UserError(f"{s}.triples: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
+            if registry[name].task != "triples":
+                raise UserError(f"{s}.triples: {name!r} is a {registry[name].task} dataset, not triple extraction")
 
 
 @dataclass(frozen=True)
@@ -101,7 +116,7 @@ class RankParams:
 @dataclass(frozen=True)
 class ScorerParams:
     model: str = "minilm"
-    steps: int = 150
+    steps: int = 100
     batch_size: int = 8  # training inputs per step (each with all its candidates)
     lr: float = 5e-4
     lora_r: int = 8
@@ -119,8 +134,9 @@ class ScorerParams:
 @dataclass(frozen=True)
 class GenerateParams:
     model: str = "smollm2-135m"
-    train_steps: int = 60  # LoRA fine-tuning steps on the training split; 0: prompting only
-    batch_size: int = 8
+    train_steps: int = 40  # LoRA fine-tuning steps on the training split; 0: prompting only
+    batch_size: int = 4  # training examples per fine-tuning step
+    gen_batch_size: int = 16  # prompts decoded together
     lr: float = 1e-3
     lora_r: int = 8
     n_examples: int = 1  # in-context examples from the training split
@@ -133,6 +149,7 @@ class GenerateParams:
     def validate(self, s: str) -> None:
         _between(f"{s}.train_steps", self.train_steps, 0, None)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
+        _between(f"{s}.gen_batch_size", self.gen_batch_size, 1, None)
         _between(f"{s}.lr", self.lr, 0.0, 1.0)
         _between(f"{s}.lora_r", self.lora_r, 1, 256)
         _between(f"{s}.n_examples", self.n_examples, 0, 10)

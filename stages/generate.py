@@ -43,7 +43,7 @@ def main() -> None:
         stats["finetune"] = generator.finetune(lm, pairs, p.train_steps, p.batch_size, p.lr, p.seed)
         log.info("fine-tuned: %s", stats["finetune"])
     prompts = [build_prompt(s, evidence.get(str(i), []), examples, relations) for i, s in zip(test["id"], test["sentence"])]
-    raw = generator.generate(lm, prompts, p.max_new_tokens, p.batch_size)
+    raw = generator.generate(lm, prompts, p.max_new_tokens, p.gen_batch_size)
     rows = []
     for (iid, sent), prompt, text in zip(zip(test["id"], test["sentence"]), prompts, raw):
         triples = parse_triples(text, relations)

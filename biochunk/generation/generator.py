@@ -53,7 +53,7 @@ def finetune(lm: LoadedLM, pairs: Sequence[tuple[str, str]], steps: int, batch_s
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     lm.model.eval()
     k = max(1, len(losses) // 10)
     return {"steps": steps, "first_loss": sum(losses[:k]) / k, "last_loss": sum(losses[-k:]) / k}

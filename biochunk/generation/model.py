@@ -54,8 +54,10 @@ def load_causal_lm(name: str, param: str, quantize: str = "auto") -> LoadedLM:
         else:
             model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
     except OSError as e:
-        raise UserError(f"{param}: cannot load {name!r} ({e}); name an offline alias (smollm2-135m), a local path, or a hub id with network").__class__(
-            f"{param}: cannot load {name!r}: {str(e).splitlines()[0]}; use the offline alias smollm2-135m, a local path, or a hub id on a machine with network"
+        first = str(e).splitlines()[0]
+        raise UserError(
+            f"{param}: cannot load {name!r} ({first}); use the offline alias smollm2-135m, a local path, "
+            "or a hub id on a machine with network"
         ) from None
     device = "cuda" if cuda else "cpu"
     if not nf4:

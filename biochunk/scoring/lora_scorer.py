@@ -116,7 +116,7 @@ def train(
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     scorer.eval()
     k = max(1, len(losses) // 10)
     stats.update(steps=steps, first_loss=float(np.mean(losses[:k])), last_loss=float(np.mean(losses[-k:])))

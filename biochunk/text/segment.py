@@ -12,17 +12,38 @@ import re
 # Lower-cased, without the final period. Why a list and not a model: spaCy's small
 # English model splits after "et al." and "Fig." (seen on PLOS text), and a list is
 # predictable, fast and easy to extend for a new corpus.
+#
+# Three tiers, by how often the abbreviation closes a sentence:
+# - ABBREVIATIONS: always followed by more of the same sentence ("Fig. 2", "e.g. aspirin").
+# - FINAL_IF_WORD (and dotted letters not listed, "U.S."): often sentence-final (a dose
+#   route, "etc."), so the sentence ends when a capitalised word follows ("5 mg/kg i.v.
+#   Controls received ..."), not when an acronym, initial, number or bracket does
+#   ("i.v. (n = 5)", "the U.S. FDA").
+# - FINAL_IF_STARTER, and single letters: usually followed by a name ("et al. (2019)",
+#   "J. Smith", "Streptomyces sp. Strain"), so the sentence ends only before a word that
+#   opens sentences and is never a name (SENTENCE_STARTERS: "vitamin D. The ...").
 ABBREVIATIONS = frozenset(
     """
-    al fig figs eq eqs ref refs no nos vol vols pp approx ca cf vs e.g i.e i.v i.p i.m s.c p.o
-    b.i.d t.i.d q.i.d q.d p.r.n etc dr mr mrs ms prof st sp spp subsp var ssp viz resp
+    fig figs eq eqs ref refs no nos vol vols pp approx ca cf vs e.g i.e dr mr mrs ms prof st viz
     jan feb mar apr jun jul aug sep sept oct nov dec suppl tab
     """.split()
 )
+FINAL_IF_WORD = frozenset("i.v i.p i.m s.c p.o b.i.d t.i.d q.i.d q.d p.r.n etc resp".split())
+FINAL_IF_STARTER = frozenset("al sp spp subsp ssp var".split())
+SENTENCE_STARTERS = frozenset(
+    """
+    a all although an and as at because before both but by during each for from furthermore
+    here however if in it its moreover no not of on our since similarly that the their then
+    there these they this those thus to we when where whereas which while with
+    """.split()
+)
 
-# A candidate end: terminal punctuation (optionally followed by a closing quote or
-# bracket), then whitespace, then something that can start a sentence.
-_CANDIDATE = re.compile(r"[.!?][\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
+# A candidate end: terminal punctuation, optionally followed by closing quotes or
+# brackets and by a numeric citation ("lysed.[12] Protein"), then whitespace, then
+# something that can start a sentence.
+_CANDIDATE = re.compile(r"[.!?](?:[\"')\]]|\[\d+(?:\s?[-\u2013,]\s?\d+)*\])*(?=\s+[\"'(\[]?[A-Z0-9])")
+_NEXT = re.compile(r"\s+([\"'(\[]?)(\S*)")
+_DOTTED = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _WORD = re.compile(r"\S+")
 # Clause breaks: after , ; : when followed by whitespace (the punctuation stays with
 # the left clause, so spans still tile the sentence).
@@ -46,13 +67,19 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     low = token.lower()
     if low in ABBREVIATIONS:
         return True
+    m = _NEXT.match(text, dot + 1)
+    bracket, nxt = (m.group(1), m.group(2)) if m else ("", "")
+    if low in FINAL_IF_WORD or _DOTTED.fullmatch(token):
+        return bool(bracket) or not _is_capitalised_word(nxt)
     # Single letters: initials ("J. Smith") and genus abbreviations ("E. coli").
-    if len(token) == 1 and token.isalpha():
-        return True
-    # Dotted abbreviations not in the list ("i.v.", "U.S."): letters separated by periods.
-    if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
-        return True
+    if low in FINAL_IF_STARTER or (len(token) == 1 and token.isalpha()):
+        return bool(bracket) or nxt.lower().rstrip(",;:") not in SENTENCE_STARTERS
     return False
+
+
+def _is_capitalised_word(word: str) -> bool:
+    """"Controls", "The": an upper-case letter then a lower-case one (not "FDA", "S.", "5")."""
+    return len(word) >= 2 and word[0].isupper() and word[1].islower()
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -1,0 +1,67 @@
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from biochunk import params
+from biochunk.errors import UserError
+from tests.conftest import ROOT
+
+
+def test_repository_params_are_valid():
+    data = params.load_yaml(ROOT / "params.yaml")
+    for name in params.SECTIONS:
+        params.section(name, data=data)
+
+
+@pytest.mark.parametrize(
+    "section, raw, needle",
+    [
+        ("chunk", {"method": "nope"}, "chunk.method: unknown value 'nope'; allowed: adaptive, "),
+        ("chunk", {"threshold": 1.3}, "chunk.threshold must be in [0.0, 1.0], got 1.3"),
+        ("chunk", {"threshold": "high"}, "chunk.threshold must be a number"),
+        ("chunk", {"window": 5, "overlap": 5}, "chunk.overlap must be in [0, 4], got 5"),
+        ("chunk", {"treshold": 0.5}, "chunk.treshold: unknown key; allowed keys:"),
+        ("rank", {"top_k": 0}, "rank.top_k must be in [1, 1000], got 0"),
+        ("generate", {"quantize": "int8"}, "generate.quantize: unknown value 'int8'"),
+        ("generate", {"train_steps": True}, "generate.train_steps must be an integer"),
+    ],
+)
+def test_bad_params_name_the_key(section, raw, needle):
+    with pytest.raises(UserError) as e:
+        params.section(section, data={section: raw})
+    assert needle in str(e.value)
+
+
+def test_nullable_and_defaults():
+    p = params.section("chunk", data={"chunk": {"max_tokens": None}})
+    assert p.max_tokens is None and p.method == "fixed"
+    assert params.section("generate", data={}).n_examples == 1
+
+
+def _run_stage(tmp_path, script, *args, params_text):
+    pfile = tmp_path / "params.yaml"
+    pfile.write_text(params_text)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "stages" / script), *args, "--params", str(pfile)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+
+
+def test_stage_reports_bad_param_in_one_line(tmp_path):
+    r = _run_stage(tmp_path, "chunk.py", "--train", "x.parquet", "--out", "out", params_text=yaml.safe_dump({"chunk": {"threshold": 2.0}}))
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: chunk.threshold must be in [0.0, 1.0], got 2.0"
+
+
+def test_stage_reports_missing_input_in_one_line(tmp_path):
+    r = _run_stage(tmp_path, "chunk.py", "--train", "missing/train.parquet", "--out", "out", params_text="chunk: {}\n")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: input file not found: missing/train.parquet") and "Traceback" not in r.stderr
+
+
+def test_unknown_dataset_is_named(tmp_path):
+    r = _run_stage(tmp_path, "download.py", "--dataset", "pubmedqa", "--out", "raw", params_text="download: {}\n")
+    assert r.returncode == 2 and "data.datasets: unknown dataset 'pubmedqa'" in r.stderr

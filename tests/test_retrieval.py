@@ -1,0 +1,28 @@
+import numpy as np
+import pandas as pd
+
+from biochunk.retrieval.dense import build_index, search
+from biochunk.retrieval.rank import rank_inputs
+
+
+def _unit(v):
+    v = np.asarray(v, np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_search_orders_by_cosine_and_excludes():
+    chunks = _unit([[1, 0], [0.9, 0.1], [0, 1]])
+    index = build_index(chunks)
+    scores, ids = search(index, _unit([[1, 0]]), 2)
+    assert ids[0].tolist() == [0, 1] and scores[0, 0] > scores[0, 1]
+    _, ids = search(index, _unit([[1, 0]]), 2, exclude=[{0}])
+    assert ids[0].tolist() == [1, 2]
+
+
+def test_training_inputs_never_retrieve_their_own_sentence():
+    chunks = _unit([[1, 0], [0.8, 0.2], [0, 1]])
+    inputs = pd.DataFrame({"id": ["a", "t"], "split": ["train", "test"]})
+    df = rank_inputs(build_index(chunks), inputs, _unit([[1, 0], [1, 0]]), ["a#0", "a#1", "b#0"], ["a", "a", "b"], k=2)
+    train = df[df.input_id == "a"]
+    assert train.chunk_id.tolist() == ["b#0"]  # only one admissible chunk remains
+    assert df[df.input_id == "t"].chunk_id.tolist() == ["a#0", "a#1"]
