@@ -54,10 +54,11 @@ def relation_definitions(config: str | Path) -> dict[str, str]:
     return rels
 
 
-def read_triples(folder: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> pd.DataFrame:
+def read_triples(folder: str | Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> pd.DataFrame:
     """The converted triple splits present in ``folder`` (a dataset may lack dev), concatenated."""
     from biochunk.io import TRIPLES, read_table
 
+    folder = Path(folder)
     present = [folder / f"{s}.parquet" for s in splits if (folder / f"{s}.parquet").exists()]
     if not present:
         raise UserError(f"no converted splits ({', '.join(splits)}) in {folder}; run the convert stage first")

@@ -78,8 +78,16 @@ class ChunkParams:
     overlap: int = 0  # fixed: words shared by neighbouring windows
     threshold: float = 0.8  # adaptive: cosine similarity needed to keep growing a chunk
     max_words: int = 500  # adaptive: word cap per chunk
+    min_words: int = 60  # adaptive: shorter chunks are merged forward (0: off)
     unit: str = "clause"  # adaptive: sentence | clause
-    max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none)
+    chunk_size: int = 1000  # recursive: characters per chunk
+    chunk_overlap: int = 100  # recursive: characters shared by neighbouring chunks
+    n_clusters: int = 6  # cluster: k of k-means (fewer sentences: one cluster each)
+    breakpoint_amount: float | None = None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
+    alpha: float = 0.5  # structural: weight of the semantic distance in the fusion
+    boundary_percentile: float = 95.0  # structural: cut where the fused distance exceeds this percentile
+    counter: str = "words"  # unit of max_tokens / n_tokens: words | embedder (semchunk always: embedder)
+    max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
 
     def validate(self, s: str) -> None:
         from biochunk.chunking import base
@@ -89,7 +97,17 @@ class ChunkParams:
         _between(f"{s}.overlap", self.overlap, 0, self.window - 1)
         _between(f"{s}.threshold", self.threshold, 0.0, 1.0)
         _between(f"{s}.max_words", self.max_words, 1, None)
+        _between(f"{s}.min_words", self.min_words, 0, None)
         _one_of(f"{s}.unit", self.unit, ["sentence", "clause"])
+        _between(f"{s}.chunk_size", self.chunk_size, 1, None)
+        _between(f"{s}.chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
+        _between(f"{s}.n_clusters", self.n_clusters, 1, None)
+        # A percentile can not exceed 100; the other breakpoint rules take any multiple.
+        percent = self.method in ("percentile", "gradient")
+        _between(f"{s}.breakpoint_amount", self.breakpoint_amount, 0, 100 if percent else None)
+        _between(f"{s}.alpha", self.alpha, 0.0, 1.0)
+        _between(f"{s}.boundary_percentile", self.boundary_percentile, 0.0, 100.0)
+        _one_of(f"{s}.counter", self.counter, ["words", "embedder"])
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
 
 
@@ -118,7 +136,7 @@ class ScorerParams:
     model: str = "minilm"
     steps: int = 100
     batch_size: int = 8  # training inputs per step (each with all its candidates)
-    lr: float = 5e-4
+    lr: float = 2e-3
     lora_r: int = 8
     max_length: int = 128
     seed: int = 42

@@ -25,7 +25,8 @@ def main() -> None:
     train = read_table(args.train, TRIPLES)
     docs = memory_documents(train)
     cls = chunking.get(cp.method)
-    encoder = Encoder(ep.model, ep.batch_size, ep.device) if cls.needs_encoder else None
+    # Building an Encoder loads no weights; the embedder's tokenizer also serves counter: embedder.
+    encoder = Encoder(ep.model, ep.batch_size, ep.device) if cls.needs_encoder or cp.counter == "embedder" else None
     chunker = chunking.build(cp, encoder)
     log.info("chunking %d documents with %s", len(docs), cp.method)
     chunks = chunking.chunk_corpus(docs, chunker)

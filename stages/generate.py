@@ -10,7 +10,7 @@ from biochunk import cli, params
 from biochunk.corpus import relation_definitions
 from biochunk.generation import generator
 from biochunk.generation.model import load_causal_lm
-from biochunk.generation.prompts import build_prompt, parse_triples
+from biochunk.generation.prompts import parse_triples, prompt_parts
 from biochunk.generation.triples import evidence_by_input, pick_examples, training_pairs
 from biochunk.io import CHUNKS, PREDICTIONS, RANKINGS, TRIPLES, atomic_path, read_table, write_json, write_table
 
@@ -42,8 +42,10 @@ def main() -> None:
         pairs = training_pairs(train, evidence, examples, relations)
         stats["finetune"] = generator.finetune(lm, pairs, p.train_steps, p.batch_size, p.lr, p.seed)
         log.info("fine-tuned: %s", stats["finetune"])
-    prompts = [build_prompt(s, evidence.get(str(i), []), examples, relations) for i, s in zip(test["id"], test["sentence"])]
-    raw = generator.generate(lm, prompts, p.max_new_tokens, p.gen_batch_size)
+    parts = [prompt_parts(s, evidence.get(str(i), []), examples, relations) for i, s in zip(test["id"], test["sentence"])]
+    prefix = parts[0][0] if parts else ""
+    raw = generator.generate(lm, prefix, [suffix for _, suffix in parts], p.max_new_tokens, p.gen_batch_size)
+    prompts = [a + b for a, b in parts]
     rows = []
     for (iid, sent), prompt, text in zip(zip(test["id"], test["sentence"]), prompts, raw):
         triples = parse_triples(text, relations)

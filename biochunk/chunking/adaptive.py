@@ -2,26 +2,45 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
+from biochunk.chunking.breakpoints import embed_units
+from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.headers import micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 UNITS = {"sentence": sentence_spans, "clause": clause_spans}
 
+# A unit that opens with one of these words continues its predecessor's thought
+# ("..., for 6 weeks", "... until recovery") and is never the start of a chunk.
+LINKERS = ("for", "until", "unless", "after", "within")
+_LINKER = re.compile(rf"(?:{'|'.join(LINKERS)})\b", re.IGNORECASE)
+
+Span = tuple[int, int]
+
 
 @register("adaptive")
 class AdaptiveChunker(Chunker):
-    """Grow a chunk unit by unit while cos(unit, chunk centroid) >= ``threshold``.
+    """Grow a chunk unit by unit while the next unit stays on topic; add a micro-header.
 
-    Source: the adaptive strategy of the clinical-decision-support chunking study
-    (embedding similarity >= 0.8, 500-word cap). Units are sentences or clauses;
-    each unit is embedded exactly once, all documents of a batch in one call.
-    Covers every non-whitespace character of the input.
+    Source: the adaptive strategy of the clinical decision-support chunking study
+    (embedding similarity >= 0.8, 500-word cap, micro-headers). A unit joins the
+    chunk when cos(unit, last unit) >= ``threshold`` AND cos(unit, chunk centroid)
+    >= ``threshold`` and the chunk stays within ``max_words`` (and ``max_tokens``).
+    Repairs: a unit opening with a linker (``LINKERS``) always joins its predecessor
+    (within the caps); a chunk under ``min_words`` words is merged into the next one
+    (the last into the previous) when the caps allow. Each chunk gets
+    ``metadata["header"]`` (``biochunk.text.headers.micro_header``), outside its
+    offsets. Units are sentences or clauses; each unit is embedded exactly once,
+    all documents of a batch in one call. Covers every non-whitespace character.
     """
+
+    needs_encoder = True
 
     def __init__(
         self,
@@ -29,6 +48,7 @@ class AdaptiveChunker(Chunker):
         threshold: float = 0.8,
         max_words: int = 500,
         unit: str = "clause",
+        min_words: int = 60,
         counter: TokenCounter = count_words,
         max_tokens: int | None = None,
     ) -> None:
@@ -37,50 +57,86 @@ class AdaptiveChunker(Chunker):
             raise ValueError(f"chunk.threshold must be in [0, 1], got {threshold}")
         if max_words < 1:
             raise ValueError(f"chunk.max_words must be >= 1, got {max_words}")
+        if min_words < 0:
+            raise ValueError(f"chunk.min_words must be >= 0, got {min_words}")
         if unit not in UNITS:
             raise ValueError(f"chunk.unit must be one of {sorted(UNITS)}, got {unit!r}")
         self.embed = embed
         self.threshold = threshold
         self.max_words = max_words
+        self.min_words = min_words
         self.unit = unit
-
-    needs_encoder = True
 
     @classmethod
     def from_params(cls, params: Any, encoder: Any = None) -> "AdaptiveChunker":
         if encoder is None:
             raise ValueError("chunk.method adaptive needs an encoder")
         return cls(
-            embed=encoder.encode, threshold=params.threshold, max_words=params.max_words, unit=params.unit, max_tokens=params.max_tokens
+            embed=encoder.encode,
+            threshold=params.threshold,
+            max_words=params.max_words,
+            unit=params.unit,
+            min_words=params.min_words,
+            counter=make_counter(params.counter, encoder),
+            max_tokens=params.max_tokens,
         )
 
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
-        units = [UNITS[self.unit](t) for t in texts]
-        flat = [t[s:e] for t, us in zip(texts, units) for s, e in us]
-        vecs = self.embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-        out, i = [], 0
-        for text, us in zip(texts, units):
-            out.append(self._build(text, self._merge(text, us, vecs[i : i + len(us)])))
-            i += len(us)
+        units, vecs = embed_units(self.embed, texts, UNITS[self.unit])
+        out = []
+        for text, us, v in zip(texts, units, vecs):
+            spans = self._merge_short(text, self._grow(text, us, v))
+            spans = enforce_max(text, [(s, e, {}) for s, e in spans], self.counter, self.max_tokens)
+            out.append(self._build(text, [(s, e, {"header": micro_header(text[s:e])}) for s, e, _ in spans]))
         return out
 
-    def _merge(self, text: str, units: list[tuple[int, int]], vecs: np.ndarray) -> list[tuple[int, int, dict[str, Any]]]:
-        spans: list[tuple[int, int, dict[str, Any]]] = []
+    def _fits(self, text: str, start: int, end: int, words: int) -> bool:
+        return words <= self.max_words and (self.max_tokens is None or self.counter(text[start:end]) <= self.max_tokens)
+
+    def _grow(self, text: str, units: list[Span], vecs: np.ndarray) -> list[tuple[int, int, int]]:
+        """``(start, end, words)`` of the topical chunks."""
+        spans: list[tuple[int, int, int]] = []
         if not units:
             return spans
         start, end = units[0]
-        total = vecs[0].astype(np.float64)
+        total, last = vecs[0].copy(), vecs[0]
         words = count_words(text[start:end])
         for (s, e), v in zip(units[1:], vecs[1:]):
-            centroid = total / (np.linalg.norm(total) or 1.0)
             w = count_words(text[s:e])
-            fits = words + w <= self.max_words and (
-                self.max_tokens is None or self.counter(text[start:e]) <= self.max_tokens
-            )
-            if fits and float(centroid @ v) >= self.threshold:
-                end, total, words = e, total + v, words + w
+            if self._fits(text, start, e, words + w) and (_LINKER.match(text, s) or self._on_topic(v, last, total)):
+                end, words = e, words + w
+                total += v
             else:
-                spans.append((start, end, {}))
-                start, end, total, words = s, e, v.astype(np.float64), w
-        spans.append((start, end, {}))
+                spans.append((start, end, words))
+                start, end, words = s, e, w
+                total = v.copy()
+            last = v
+        spans.append((start, end, words))
         return spans
+
+    def _on_topic(self, v: np.ndarray, last: np.ndarray, total: np.ndarray) -> bool:
+        norm = np.linalg.norm(total)
+        centroid = total / norm if norm > 0 else total
+        return float(v @ last) >= self.threshold and float(v @ centroid) >= self.threshold
+
+    def _merge_short(self, text: str, spans: list[tuple[int, int, int]]) -> list[Span]:
+        """Merge each chunk under ``min_words`` into the next (the last into the previous)."""
+        out: list[tuple[int, int, int]] = []
+        pending: tuple[int, int, int] | None = None
+        for s, e, w in spans:
+            if pending is not None:
+                if self._fits(text, pending[0], e, pending[2] + w):
+                    s, w = pending[0], pending[2] + w
+                else:
+                    out.append(pending)
+                pending = None
+            if w < self.min_words:
+                pending = (s, e, w)
+            else:
+                out.append((s, e, w))
+        if pending is not None:
+            if out and self._fits(text, out[-1][0], pending[1], out[-1][2] + pending[2]):
+                out[-1] = (out[-1][0], pending[1], out[-1][2] + pending[2])
+            else:
+                out.append(pending)
+        return [(s, e) for s, e, _ in out]

@@ -52,7 +52,9 @@ class Chunker:
     """Base class: subclasses implement ``spans`` (or override ``chunk_batch`` to batch work)."""
 
     name: ClassVar[str] = ""
-    needs_encoder: ClassVar[bool] = False  # semantic chunkers embed their units
+    # Whether from_params needs the encoder: semantic chunkers embed their units, and
+    # token-window chunkers (semchunk) take the embedder's tokenizer from it.
+    needs_encoder: ClassVar[bool] = False
 
     @classmethod
     def from_params(cls, params: Any, encoder: Any = None) -> "Chunker":
@@ -84,7 +86,6 @@ class Chunker:
         return out
 
 
-ChunkerFactory = Callable[..., Chunker]
 _REGISTRY: dict[str, type[Chunker]] = {}
 
 
@@ -115,7 +116,16 @@ def get(name: str) -> type[Chunker]:
 
 def _load_builtin() -> None:
     # Importing the modules runs their @register decorators.
-    from biochunk.chunking import adaptive, windows  # noqa: F401
+    from biochunk.chunking import (  # noqa: F401
+        adaptive,
+        breakpoints,
+        cluster,
+        recursive,
+        semchunk_chunker,
+        structural,
+        windows,
+    )
+    from biochunk.chunking.biomedical import hybrid  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from biochunk.chunking.base import Chunker, TokenCounter, count_words, register
+from biochunk.chunking.sizing import enforce_max, make_counter
 from biochunk.text.segment import word_spans
 
 
@@ -33,24 +34,18 @@ class FixedWindowChunker(Chunker):
 
     @classmethod
     def from_params(cls, params: Any, encoder: Any = None) -> "FixedWindowChunker":
-        return cls(size=params.window, overlap=params.overlap, max_tokens=params.max_tokens)
+        counter = make_counter(params.counter, encoder)
+        return cls(size=params.window, overlap=params.overlap, counter=counter, max_tokens=params.max_tokens)
 
     def spans(self, text: str) -> list[tuple[int, int, dict[str, Any]]]:
         words = word_spans(text)
         step = self.size - self.overlap
-        out = []
+        spans = []
         for i in range(0, len(words), step):
             window = words[i : i + self.size]
-            out.extend(self._fit(text, window))
+            spans.append((window[0][0], window[-1][1], {}))
             if i + self.size >= len(words):
                 break
-        return out
-
-    def _fit(self, text: str, window: list[tuple[int, int]]) -> list[tuple[int, int, dict[str, Any]]]:
         # A window of `size` words can still exceed a token budget (long chemical names
-        # split into many word pieces); halve it until each part fits.
-        s, e = window[0][0], window[-1][1]
-        if self.max_tokens is None or len(window) == 1 or self.counter(text[s:e]) <= self.max_tokens:
-            return [(s, e, {})]
-        mid = len(window) // 2
-        return self._fit(text, window[:mid]) + self._fit(text, window[mid:])
+        # split into many word pieces): cut it at words, then characters.
+        return enforce_max(text, spans, self.counter, self.max_tokens)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 from pathlib import Path
@@ -26,8 +27,18 @@ def add_lora(lm: LoadedLM, r: int) -> None:
     lm.model = get_peft_model(model, LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.05, target_modules=targets, task_type="CAUSAL_LM"))
 
 
-def finetune(lm: LoadedLM, pairs: Sequence[tuple[str, str]], steps: int, batch_size: int, lr: float, seed: int) -> dict[str, float]:
-    """Causal-LM loss on the answer tokens only (prompt tokens are masked with -100)."""
+def encode_prompt(tok, prefix: str, suffix: str) -> list[int]:
+    """Prefix and suffix tokenised apart, so training sees exactly the ids that generation
+    feeds after the cached prefix."""
+    return tok(prefix, add_special_tokens=False).input_ids + tok(suffix, add_special_tokens=False).input_ids
+
+
+def finetune(lm: LoadedLM, examples: Sequence[tuple[str, str, str]], steps: int, batch_size: int, lr: float, seed: int) -> dict[str, float]:
+    """Causal-LM loss on the answer tokens only (prompt tokens are masked with -100).
+
+    ``examples`` are (prefix, suffix, answer) triples.
+    """
+    pairs = examples
     if steps == 0 or not pairs:
         return {"steps": 0}
     tok = lm.tokenizer
@@ -39,8 +50,8 @@ def finetune(lm: LoadedLM, pairs: Sequence[tuple[str, str]], steps: int, batch_s
     for _ in tqdm(range(steps), desc="finetune generator", unit="step"):
         batch = rng.sample(list(pairs), min(batch_size, len(pairs)))
         ids, labels = [], []
-        for prompt, answer in batch:
-            p = tok(prompt, add_special_tokens=False).input_ids
+        for prefix, suffix, answer in batch:
+            p = encode_prompt(tok, prefix, suffix)
             a = tok(" " + answer, add_special_tokens=False).input_ids + [tok.eos_token_id]
             ids.append(p + a)
             labels.append([-100] * len(p) + a)
@@ -60,23 +71,44 @@ def finetune(lm: LoadedLM, pairs: Sequence[tuple[str, str]], steps: int, batch_s
 
 
 @torch.no_grad()
-def generate(lm: LoadedLM, prompts: Sequence[str], max_new_tokens: int, batch_size: int) -> list[str]:
-    """Greedy decoding, left-padded batches (decoder-only models continue from the right)."""
+def generate(lm: LoadedLM, prefix: str, suffixes: Sequence[str], max_new_tokens: int, batch_size: int) -> list[str]:
+    """Greedy decoding of ``prefix + suffix`` for every suffix, the prefix encoded once.
+
+    The shared prefix (instruction, relations, worked examples) is most of every prompt;
+    its key/value cache is computed once and copied into each batch, so only the short
+    per-input suffixes are prefilled. Suffixes are left-padded *after* the prefix; the
+    attention mask hides the pads and position ids follow the mask.
+    """
     tok = lm.tokenizer
-    tok.padding_side = "left"
-    lm.model.eval()
-    out: list[str] = []
-    # Longest prompts first keeps padding (wasted compute) low inside each batch.
-    order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+    model = lm.model
+    model.eval()
+    pre = tok(prefix, add_special_tokens=False).input_ids
+    cache = model(torch.tensor([pre], device=lm.device), use_cache=True).past_key_values if pre else None
+    # Longest suffixes first keeps padding (wasted compute) low inside each batch.
+    order = sorted(range(len(suffixes)), key=lambda i: -len(suffixes[i]))
     texts: dict[int, str] = {}
     for s in tqdm(range(0, len(order), batch_size), desc="generate", unit="batch"):
         idx = order[s : s + batch_size]
-        enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False).to(lm.device)
-        gen = lm.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-        for i, row in zip(idx, gen[:, enc.input_ids.shape[1] :]):
+        sids = [tok(suffixes[i], add_special_tokens=False).input_ids for i in idx]
+        width = max(map(len, sids))
+        ids = torch.tensor([pre + [tok.pad_token_id] * (width - len(x)) + x for x in sids], device=lm.device)
+        mask = torch.tensor([[1] * len(pre) + [0] * (width - len(x)) + [1] * len(x) for x in sids], device=lm.device)
+        past = None
+        if cache is not None:
+            past = copy.deepcopy(cache)
+            past.batch_repeat_interleave(len(idx))
+        gen = model.generate(
+            input_ids=ids,
+            attention_mask=mask,
+            past_key_values=past,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        for i, row in zip(idx, gen[:, ids.shape[1] :]):
             texts[i] = tok.decode(row, skip_special_tokens=True)
-    out = [texts[i] for i in range(len(prompts))]
-    return out
+    return [texts[i] for i in range(len(suffixes))]
 
 
 def save_adapter(lm: LoadedLM, out: Path) -> None:

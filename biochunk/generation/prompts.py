@@ -36,17 +36,23 @@ def render_block(sentence: str, evidence: Sequence[Evidence]) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(sentence: str, evidence: Sequence[Evidence], examples: Sequence[Example], relations: Sequence[str]) -> str:
-    """Instruction, the relation inventory, worked examples, then the input block.
+def prompt_parts(
+    sentence: str, evidence: Sequence[Evidence], examples: Sequence[Example], relations: Sequence[str]
+) -> tuple[str, str]:
+    """(shared prefix, per-input suffix): instruction, relation inventory and worked examples,
+    then the input block.
 
-    Everything before the input block is the same for every input of a run, so the
-    prompt is a shared prefix plus a short per-input suffix.
+    The prefix is identical for every input of a run, so the generator encodes it once
+    and reuses its key/value cache for every batch.
     """
     parts = [INSTRUCTION, f"Relations: {', '.join(relations)}"]
     for ex in examples:
         parts.append(render_block(ex.sentence, ex.evidence) + " " + format_triples(ex.triples))
-    parts.append(render_block(sentence, evidence))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) + "\n\n", render_block(sentence, evidence)
+
+
+def build_prompt(sentence: str, evidence: Sequence[Evidence], examples: Sequence[Example], relations: Sequence[str]) -> str:
+    return "".join(prompt_parts(sentence, evidence, examples, relations))
 
 
 _TRIPLE = re.compile(r"^\s*([^|\n]+?)\s*\|\s*([^|\n]+?)\s*\|\s*([^|\n]+?)\s*$")

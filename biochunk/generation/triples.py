@@ -6,7 +6,7 @@ import random
 
 import pandas as pd
 
-from biochunk.generation.prompts import Evidence, Example, build_prompt
+from biochunk.generation.prompts import Evidence, Example, format_triples, prompt_parts
 
 
 def evidence_by_input(rankings: pd.DataFrame, chunks: pd.DataFrame, n: int) -> dict[str, list[Evidence]]:
@@ -55,16 +55,14 @@ def pick_examples(train: pd.DataFrame, evidence: dict[str, list[Evidence]], n: i
 
 def training_pairs(
     train: pd.DataFrame, evidence: dict[str, list[Evidence]], examples: list[Example], relations: list[str]
-) -> list[tuple[str, str]]:
-    """(prompt, answer) pairs for LoRA fine-tuning: the test-time prompt with the gold triples."""
-    from biochunk.generation.prompts import format_triples
-
+) -> list[tuple[str, str, str]]:
+    """(prefix, suffix, answer) for LoRA fine-tuning: the test-time prompt with the gold triples."""
     used = {e.sentence for e in examples}
     pairs = []
     for sid, g in train.groupby("id", sort=True):
         sentence = str(g["sentence"].iloc[0])
         if sentence in used:
             continue
-        prompt = build_prompt(sentence, evidence.get(str(sid), []), examples, relations)
-        pairs.append((prompt, format_triples(list(zip(g["head"], g["relation"], g["tail"])))))
+        prefix, suffix = prompt_parts(sentence, evidence.get(str(sid), []), examples, relations)
+        pairs.append((prefix, suffix, format_triples(list(zip(g["head"], g["relation"], g["tail"])))))
     return pairs

@@ -56,8 +56,11 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
     return [(m.start(), m.end()) for m in _WORD.finditer(text, start, len(text) if end is None else end)]
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
-    """Whether the period at ``text[dot]`` closes an abbreviation rather than a sentence."""
+def _is_abbreviation(text: str, dot: int, after: int) -> bool:
+    """Whether the period at ``text[dot]`` closes an abbreviation rather than a sentence.
+
+    ``after`` is where the candidate end stops (past closing quotes and brackets).
+    """
     i = dot
     while i > 0 and not text[i - 1].isspace():
         i -= 1
@@ -67,7 +70,7 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     low = token.lower()
     if low in ABBREVIATIONS:
         return True
-    m = _NEXT.match(text, dot + 1)
+    m = _NEXT.match(text, after)
     bracket, nxt = (m.group(1), m.group(2)) if m else ("", "")
     if low in FINAL_IF_WORD or _DOTTED.fullmatch(token):
         return bool(bracket) or not _is_capitalised_word(nxt)
@@ -94,7 +97,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     for para_end in [m.start() for m in _PARAGRAPH.finditer(text, start, stop)] + [stop]:
         s = para_start
         for m in _CANDIDATE.finditer(text, para_start, para_end):
-            if text[m.start()] == "." and _is_abbreviation(text, m.start()):
+            if text[m.start()] == "." and _is_abbreviation(text, m.start(), m.end()):
                 continue
             spans.append((s, m.end()))
             s = m.end()

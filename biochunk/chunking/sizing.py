@@ -1,0 +1,108 @@
+"""Sizes shared by the chunkers: which token counter, and the hard maximum.
+
+A strategy decides where topics change; ``chunk.max_tokens`` is a promise about
+every chunk whatever the strategy. ``fit`` keeps that promise by cutting an
+oversized span at the coarsest units that fit: sentences, then words, then
+characters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from biochunk.chunking.base import TokenCounter, count_words
+from biochunk.text.segment import sentence_spans, word_spans
+
+COUNTERS = ("words", "embedder")
+
+Span = tuple[int, int]
+Counted = tuple[int, int, int]  # start, end, tokens
+
+
+def make_counter(kind: str, encoder: Any = None) -> TokenCounter:
+    """``chunk.counter``: whitespace words, or the embedder's own tokens."""
+    if kind == "words":
+        return count_words
+    if kind == "embedder":
+        name = getattr(encoder, "model_name", None)
+        if name is None:
+            raise ValueError(
+                "chunk.counter: embedder counts the embed model's tokens, so the chunker must be built with "
+                "the encoder (embed.model; building it loads no weights); or set chunk.counter: words"
+            )
+        from biochunk.text.tokens import embedder_counter
+
+        return embedder_counter(name)
+    raise ValueError(f"chunk.counter must be one of {', '.join(COUNTERS)}, got {kind!r}")
+
+
+def _char_spans(text: str, start: int, end: int) -> list[Span]:
+    return [(i, i + 1) for i in range(start, end) if not text[i].isspace()]
+
+
+# Finer and finer units to cut an oversized span at.
+_LEVELS: tuple[Callable[[str, int, int], list[Span]], ...] = (sentence_spans, word_spans, _char_spans)
+
+
+def fit(text: str, start: int, end: int, counter: TokenCounter, max_tokens: int | None) -> list[Counted]:
+    """``text[start:end]`` as consecutive ``(start, end, tokens)`` of at most ``max_tokens`` tokens.
+
+    The spans together cover every non-whitespace character of the range; each
+    carries its exact count, so a caller need not count again. Only a single
+    character that alone counts more than ``max_tokens`` can stay over.
+    """
+    n = counter(text[start:end])
+    if max_tokens is None or n <= max_tokens:
+        return [(start, end, n)]
+    return _fit(text, start, end, counter, max_tokens, 0, n)
+
+
+def _fit(text: str, start: int, end: int, counter: TokenCounter, max_tokens: int, level: int, n: int) -> list[Counted]:
+    while level < len(_LEVELS):
+        units = _LEVELS[level](text, start, end)
+        level += 1
+        if len(units) > 1:
+            return _pack(text, units, counter, max_tokens, level)
+    return [(start, end, n)]
+
+
+def _pack(text: str, units: Sequence[Span], counter: TokenCounter, max_tokens: int, level: int) -> list[Counted]:
+    """Greedy packing: each span takes as many following units as fit."""
+    out: list[Counted] = []
+    i, n = 0, len(units)
+
+    def count(j: int) -> int:
+        return counter(text[units[i][0] : units[j][1]])
+
+    while i < n:
+        best = count(i)
+        if best > max_tokens:
+            out.extend(_fit(text, units[i][0], units[i][1], counter, max_tokens, level, best))
+            i += 1
+            continue
+        # Gallop then bisect for the last unit that still fits: O(log n) counts per span.
+        lo, step = i, 1
+        while lo + step < n and (c := count(lo + step)) <= max_tokens:
+            lo, step, best = lo + step, step * 2, c
+        hi = min(lo + step, n)  # first index known not to fit (or n)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if (c := count(mid)) <= max_tokens:
+                lo, best = mid, c
+            else:
+                hi = mid
+        out.append((units[i][0], units[lo][1], best))
+        i = lo + 1
+    return out
+
+
+def enforce_max(
+    text: str, spans: Sequence[tuple[int, int, dict[str, Any]]], counter: TokenCounter, max_tokens: int | None
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """Cut every span over ``max_tokens``; the parts keep the span's metadata."""
+    if max_tokens is None:
+        return list(spans)
+    out = []
+    for s, e, meta in spans:
+        out.extend((a, b, dict(meta)) for a, b, _ in fit(text, s, e, counter, max_tokens))
+    return out
