@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev repro test clean
+.PHONY: install install-dev repro test clean ablation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,11 @@ test: install-dev
 
 clean:
 	rm -rf $(VENV)
+
+# The chunk-selection ablation ladder: retrieval level on the converted data of DATASET
+# (minutes), then end to end as DVC experiments (one pipeline run per rung).
+DATASET ?= embedded
+ABLATION_ARGS ?=
+ablation: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/ablation_retrieval.py --data data/interim/$(DATASET) --dataset $(DATASET)
+	PATH="$(abspath $(BIN)):$$PATH" scripts/ablation.sh $(ABLATION_ARGS)

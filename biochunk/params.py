@@ -86,8 +86,16 @@ class ChunkParams:
     breakpoint_amount: float | None = None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
     alpha: float = 0.5  # structural: weight of the semantic distance in the fusion
     boundary_percentile: float = 95.0  # structural: cut where the fused distance exceeds this percentile
-    counter: str = "words"  # unit of max_tokens / n_tokens: words | embedder (semchunk always: embedder)
+    counter: str = "words"  # unit of max_tokens / n_tokens: words | chars | embedder (semchunk always: embedder)
     max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
+    # hybrid (configurable semantic chunking): switches of the ablation ladder
+    entity_windows: bool = True  # entity-aware 8/3 windows that never split an entity
+    propositions: bool = True  # proposition-first extraction around triggers
+    tiers: bool = True  # tiered trigger bonuses (3/2/1) and trigger-centred windows
+    hierarchy: bool = True  # relation hierarchy weights in the proposition priority
+    entities: str = "regex"  # entity detector: regex | ner (spaCy)
+    ranking: str = "bias"  # selection of retrieved pool chunks: bias | mixed | cosine
+    top_n: int = 5  # bias: a proposition among the top-N most similar takes slot 2
 
     def validate(self, s: str) -> None:
         from biochunk.chunking import base
@@ -107,8 +115,11 @@ class ChunkParams:
         _between(f"{s}.breakpoint_amount", self.breakpoint_amount, 0, 100 if percent else None)
         _between(f"{s}.alpha", self.alpha, 0.0, 1.0)
         _between(f"{s}.boundary_percentile", self.boundary_percentile, 0.0, 100.0)
-        _one_of(f"{s}.counter", self.counter, ["words", "embedder"])
+        _one_of(f"{s}.counter", self.counter, ["words", "chars", "embedder"])
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
+        _one_of(f"{s}.entities", self.entities, ["regex", "ner"])
+        _one_of(f"{s}.ranking", self.ranking, ["bias", "mixed", "cosine"])
+        _between(f"{s}.top_n", self.top_n, 1, 1000)
 
 
 @dataclass(frozen=True)

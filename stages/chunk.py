@@ -16,6 +16,7 @@ log = logging.getLogger("chunk")
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", required=True, help="names configs/triggers|hierarchy/<dataset>.yaml for hybrid")
     ap.add_argument("--train", required=True, type=Path, help="converted training split (Parquet)")
     ap.add_argument("--out", required=True, type=Path, help="output folder: chunks.parquet + report.json")
     ap.add_argument("--params", default="params.yaml")
@@ -27,7 +28,7 @@ def main() -> None:
     cls = chunking.get(cp.method)
     # Building an Encoder loads no weights; the embedder's tokenizer also serves counter: embedder.
     encoder = Encoder(ep.model, ep.batch_size, ep.device) if cls.needs_encoder or cp.counter == "embedder" else None
-    chunker = chunking.build(cp, encoder)
+    chunker = chunking.build(cp, encoder, dataset=args.dataset)
     log.info("chunking %d documents with %s", len(docs), cp.method)
     chunks = chunking.chunk_corpus(docs, chunker)
     df = pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)

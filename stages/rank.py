@@ -11,7 +11,7 @@ from biochunk.corpus import inputs, read_triples
 from biochunk.errors import UserError
 from biochunk.io import CHUNKS, RANKINGS, read_table, write_table
 from biochunk.retrieval.dense import load_index
-from biochunk.retrieval.rank import rank_inputs
+from biochunk.retrieval.rank import pool_selector, rank_inputs
 
 log = logging.getLogger("rank")
 
@@ -25,6 +25,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("rank", args.params)
+    cp = params.section("chunk", args.params)
     chunks = read_table(args.chunks, CHUNKS)
     chunk_ids, _ = vectors.read(args.embeddings / "vectors.parquet", "chunk")
     if chunk_ids != chunks["chunk_id"].astype(str).tolist():
@@ -34,7 +35,9 @@ def main() -> None:
     pos = {i: n for n, i in enumerate(input_ids)}
     q = input_vecs[[pos[i] for i in sents["id"]]] if len(sents) else np.zeros((0, 1), np.float32)
     index = load_index(args.embeddings / "chunks.faiss", p.use_gpu)
-    df = rank_inputs(index, sents, q, chunk_ids, chunks["doc_id"].astype(str).tolist(), p.top_k)
+    selector = pool_selector(chunks["metadata"].tolist(), cp.ranking, cp.top_n, p.top_k)
+    depth = max(p.top_k, cp.top_n) if selector else p.top_k
+    df = rank_inputs(index, sents, q, chunk_ids, chunks["doc_id"].astype(str).tolist(), p.top_k, selector, depth)
     write_table(df, args.out, RANKINGS)
     log.info("ranked %d inputs (top %d of %d chunks)", len(sents), p.top_k, len(chunk_ids))
 

@@ -50,13 +50,13 @@ def _run_stage(tmp_path, script, *args, params_text):
 
 
 def test_stage_reports_bad_param_in_one_line(tmp_path):
-    r = _run_stage(tmp_path, "chunk.py", "--train", "x.parquet", "--out", "out", params_text=yaml.safe_dump({"chunk": {"threshold": 2.0}}))
+    r = _run_stage(tmp_path, "chunk.py", "--dataset", "embedded", "--train", "x.parquet", "--out", "out", params_text=yaml.safe_dump({"chunk": {"threshold": 2.0}}))
     assert r.returncode == 2
     assert r.stderr.strip() == "error: chunk.threshold must be in [0.0, 1.0], got 2.0"
 
 
 def test_stage_reports_missing_input_in_one_line(tmp_path):
-    r = _run_stage(tmp_path, "chunk.py", "--train", "missing/train.parquet", "--out", "out", params_text="chunk: {}\n")
+    r = _run_stage(tmp_path, "chunk.py", "--dataset", "embedded", "--train", "missing/train.parquet", "--out", "out", params_text="chunk: {}\n")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert lines[-1].startswith("error: input file not found: missing/train.parquet") and "Traceback" not in r.stderr

@@ -26,3 +26,23 @@ def test_training_inputs_never_retrieve_their_own_sentence():
     train = df[df.input_id == "a"]
     assert train.chunk_id.tolist() == ["b#0"]  # only one admissible chunk remains
     assert df[df.input_id == "t"].chunk_id.tolist() == ["a#0", "a#1"]
+
+
+def test_hybrid_pool_selection_gives_a_proposition_slot_two():
+    import json
+
+    from biochunk.retrieval.rank import pool_selector
+
+    meta = [
+        json.dumps({"kind": "fixed", "priority": 0}),
+        json.dumps({"kind": "fixed", "priority": 0}),
+        json.dumps({"kind": "proposition", "priority": 6, "tier": 1, "structural": 0.9}),
+    ]
+    chunks = _unit([[1, 0], [0.95, 0.05], [0.9, 0.1]])
+    inputs = pd.DataFrame({"id": ["q"], "split": ["test"]})
+    sel = pool_selector(meta, "bias", top_n=5, k=2)
+    df = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ["a", "b", "c"], ["x", "y", "z"], k=2, selector=sel, depth=5)
+    assert df.chunk_id.tolist() == ["a", "c"]  # the proposition displaces the second most similar
+    plain = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ["a", "b", "c"], ["x", "y", "z"], k=2)
+    assert plain.chunk_id.tolist() == ["a", "b"]
+    assert pool_selector([json.dumps({})] * 3, "bias", 5, 2) is None  # non-hybrid chunks: dense order stands

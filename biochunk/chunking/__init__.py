@@ -1,5 +1,7 @@
 """Chunkers: one interface (``Chunker.chunk(text) -> list[Chunk]``), selected by name."""
 
+from dataclasses import fields
+from types import SimpleNamespace
 from typing import Any
 
 from biochunk.chunking.base import Chunk, Chunker, Document, chunk_corpus, get, methods, register
@@ -7,6 +9,12 @@ from biochunk.chunking.base import Chunk, Chunker, Document, chunk_corpus, get, 
 __all__ = ["Chunk", "Chunker", "Document", "build", "chunk_corpus", "get", "methods", "register"]
 
 
-def build(params: Any, encoder: Any = None) -> Chunker:
-    """The chunker that the ``chunk.*`` params describe; ``encoder`` serves semantic chunkers."""
+def build(params: Any, encoder: Any = None, dataset: str | None = None) -> Chunker:
+    """The chunker that the ``chunk.*`` params describe; ``encoder`` serves semantic chunkers.
+
+    ``dataset`` names the per-dataset domain configuration (trigger lexicon, relation
+    hierarchy) for the chunkers that read one; it is not a user param.
+    """
+    if dataset is not None:
+        params = SimpleNamespace(**{f.name: getattr(params, f.name) for f in fields(params)}, dataset=dataset)
     return get(params.method).from_params(params, encoder)

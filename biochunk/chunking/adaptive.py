@@ -9,7 +9,7 @@ import numpy as np
 
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
 from biochunk.chunking.breakpoints import embed_units
-from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.chunking.sizing import SpanCounter, enforce_max, make_counter, span_counter
 from biochunk.text.headers import micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
 
@@ -85,15 +85,16 @@ class AdaptiveChunker(Chunker):
         units, vecs = embed_units(self.embed, texts, UNITS[self.unit])
         out = []
         for text, us, v in zip(texts, units, vecs):
-            spans = self._merge_short(text, self._grow(text, us, v))
-            spans = enforce_max(text, [(s, e, {}) for s, e in spans], self.counter, self.max_tokens)
-            out.append(self._build(text, [(s, e, {"header": micro_header(text[s:e])}) for s, e, _ in spans]))
+            counts = span_counter(self.counter, text, self.max_tokens)
+            spans = self._merge_short(text, self._grow(text, us, v, counts), counts)
+            spans = enforce_max(text, [(s, e, {}) for s, e in spans], counts, self.max_tokens)
+            out.append(self._build(text, [(s, e, {"header": micro_header(text[s:e])}) for s, e, _ in spans], counts))
         return out
 
-    def _fits(self, text: str, start: int, end: int, words: int) -> bool:
-        return words <= self.max_words and (self.max_tokens is None or self.counter(text[start:end]) <= self.max_tokens)
+    def _fits(self, counts: SpanCounter, start: int, end: int, words: int) -> bool:
+        return words <= self.max_words and (self.max_tokens is None or counts.count(start, end) <= self.max_tokens)
 
-    def _grow(self, text: str, units: list[Span], vecs: np.ndarray) -> list[tuple[int, int, int]]:
+    def _grow(self, text: str, units: list[Span], vecs: np.ndarray, counts: SpanCounter) -> list[tuple[int, int, int]]:
         """``(start, end, words)`` of the topical chunks."""
         spans: list[tuple[int, int, int]] = []
         if not units:
@@ -103,7 +104,7 @@ class AdaptiveChunker(Chunker):
         words = count_words(text[start:end])
         for (s, e), v in zip(units[1:], vecs[1:]):
             w = count_words(text[s:e])
-            if self._fits(text, start, e, words + w) and (_LINKER.match(text, s) or self._on_topic(v, last, total)):
+            if self._fits(counts, start, e, words + w) and (_LINKER.match(text, s) or self._on_topic(v, last, total)):
                 end, words = e, words + w
                 total += v
             else:
@@ -119,13 +120,14 @@ class AdaptiveChunker(Chunker):
         centroid = total / norm if norm > 0 else total
         return float(v @ last) >= self.threshold and float(v @ centroid) >= self.threshold
 
-    def _merge_short(self, text: str, spans: list[tuple[int, int, int]]) -> list[Span]:
+    def _merge_short(self, text: str, spans: list[tuple[int, int, int]], counts: SpanCounter | None = None) -> list[Span]:
         """Merge each chunk under ``min_words`` into the next (the last into the previous)."""
+        counts = span_counter(self.counter, text, self.max_tokens) if counts is None else counts
         out: list[tuple[int, int, int]] = []
         pending: tuple[int, int, int] | None = None
         for s, e, w in spans:
             if pending is not None:
-                if self._fits(text, pending[0], e, pending[2] + w):
+                if self._fits(counts, pending[0], e, pending[2] + w):
                     s, w = pending[0], pending[2] + w
                 else:
                     out.append(pending)
@@ -135,7 +137,7 @@ class AdaptiveChunker(Chunker):
             else:
                 out.append((s, e, w))
         if pending is not None:
-            if out and self._fits(text, out[-1][0], pending[1], out[-1][2] + pending[2]):
+            if out and self._fits(counts, out[-1][0], pending[1], out[-1][2] + pending[2]):
                 out[-1] = (out[-1][0], pending[1], out[-1][2] + pending[2])
             else:
                 out.append(pending)

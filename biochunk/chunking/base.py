@@ -77,12 +77,16 @@ class Chunker:
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
         return [self._build(t, self.spans(t)) for t in texts]
 
-    def _build(self, text: str, spans: Iterable[tuple[int, int, dict[str, Any]]]) -> list[Chunk]:
+    def _build(self, text: str, spans: Iterable[tuple[int, int, dict[str, Any]]], counts: Any = None) -> list[Chunk]:
+        """Chunks of the non-blank spans; ``counts``: the document's ``SpanCounter``, when one is at hand."""
+        from biochunk.chunking.sizing import span_counter  # sizing builds on this module
+
+        counts = span_counter(self.counter, text, self.max_tokens) if counts is None else counts
         out = []
         for s, e, meta in spans:
             piece = text[s:e]
             if piece.strip():
-                out.append(Chunk(piece, s, e, self.counter(piece), self.name, metadata=meta))
+                out.append(Chunk(piece, s, e, counts.count(s, e), self.name, metadata=meta))
         return out
 
 

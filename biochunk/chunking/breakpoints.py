@@ -7,7 +7,7 @@ from typing import Any, Callable, ClassVar, Sequence
 import numpy as np
 
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
-from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.chunking.sizing import enforce_max, make_counter, span_counter
 from biochunk.text.segment import sentence_spans
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
@@ -108,7 +108,8 @@ class BreakpointChunker(Chunker):
         for text, us, v in zip(texts, units, vecs):
             d = neighbour_distances(v)
             cuts = self.breakpoints(d) if len(d) else []
-            out.append(self._build(text, enforce_max(text, groups(us, cuts), self.counter, self.max_tokens)))
+            counts = span_counter(self.counter, text, self.max_tokens)
+            out.append(self._build(text, enforce_max(text, groups(us, cuts), counts, self.max_tokens), counts))
         return out
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Any, Sequence
 
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
-from biochunk.chunking.sizing import fit, make_counter
+from biochunk.chunking.sizing import SpanCounter, fit, make_counter, span_counter
 from biochunk.text.segment import ABBREVIATIONS, FINAL_IF_STARTER
 
 Span = tuple[int, int]
@@ -71,10 +72,11 @@ class RecursiveChunker(Chunker):
     starts that are the same or earlier.
 
     With ``max_tokens`` set, every chunk also holds at most that many tokens of
-    ``counter``. With a counter that offers ``token_offsets`` (the embedder's), the
-    document is tokenised once and parts are measured by bisecting its offsets;
-    every chunk is then checked with the counter itself (a chunk whose overlap
-    would break the bound keeps LangChain's start; one that tokenises longer than
+    ``counter``. Parts and chunks are measured through one ``SpanCounter`` per
+    document (``biochunk.chunking.sizing``): for the embedder's tokenizer each
+    distinct word is tokenised once and a span costs two bisections, never a
+    re-tokenisation. Every chunk's own count is checked against the bound (a chunk
+    whose overlap would break it keeps LangChain's start; one that counts more than
     its parts, a cut inside a word, is cut further). Covers every non-whitespace
     character of the input.
     """
@@ -118,24 +120,20 @@ class RecursiveChunker(Chunker):
         )
 
     def spans(self, text: str) -> list[tuple[int, int, dict[str, Any]]]:
-        return [(s, e, {}) for s, e, _ in self._spans(text)]
+        return [(s, e, {}) for s, e, _ in self._spans(text, span_counter(self.counter, text, self.max_tokens))]
 
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
         out = []
         for text in texts:
-            if self.max_tokens is None:
-                out.append(self._build(text, self.spans(text)))
-            else:  # the spans were counted when checked against the bound: no second count
-                out.append([Chunk(text[s:e], s, e, n, self.name, metadata={}) for s, e, n in self._spans(text)])
+            # Each span is counted once, through the document's span counter: no second count.
+            spans = self._spans(text, span_counter(self.counter, text, self.max_tokens))
+            out.append([Chunk(text[s:e], s, e, n, self.name, metadata={}) for s, e, n in spans])
         return out
 
-    def _spans(self, text: str) -> list[tuple[int, int, int]]:
-        """``(start, end, tokens)``; tokens is -1 (not counted) without a token bound."""
-        starts = None
-        if self.max_tokens is not None and hasattr(self.counter, "token_offsets"):
-            starts = [a for a, _ in self.counter.token_offsets(text)]  # tokenise the document once
+    def _spans(self, text: str, counts: SpanCounter) -> list[tuple[int, int, int]]:
+        """``(start, end, tokens)`` of every chunk."""
         cores: list[Span] = []
-        self._split(text, 0, len(text), 0, starts, cores)
+        self._split(text, 0, len(text), 0, counts, cores)
         out = []
         prev: Span | None = None
         for s, e in cores:
@@ -143,15 +141,15 @@ class RecursiveChunker(Chunker):
             a = self._overlap_start(text, prev, s, e) if self.fill_overlap and prev else s
             prev = (s, e)
             if self.max_tokens is None:
-                out.append((a, e, -1))
+                out.append((a, e, counts.count(a, e)))
                 continue
             # The parts' token counts add up to the chunk's, except where a cut falls inside
-            # a word; check each chunk with the counter itself (and keep the count).
-            n = self.counter(text[a:e]) if a < s else -1
+            # a word; check each chunk's own count (and keep it).
+            n = counts.count(a, e) if a < s else -1
             if a < s and n <= self.max_tokens:
                 out.append((a, e, n))
             else:
-                out.extend(fit(text, s, e, self.counter, self.max_tokens))
+                out.extend(fit(text, s, e, counts, self.max_tokens))
         return out
 
     def _overlap_start(self, text: str, prev: Span, s: int, e: int) -> int:
@@ -175,7 +173,7 @@ class RecursiveChunker(Chunker):
     # difference of two boundaries. The merge then jumps from chunk to chunk by
     # bisection instead of adding parts one at a time.
 
-    def _split(self, text: str, s: int, e: int, level: int, starts: list[int] | None, out: list[Span]) -> None:
+    def _split(self, text: str, s: int, e: int, level: int, counts: SpanCounter, out: list[Span]) -> None:
         piece = text[s:e]
         seps = self._seps
         # The first separator present in the piece; "" (None) always applies. As in
@@ -195,7 +193,7 @@ class RecursiveChunker(Chunker):
         else:
             cuts = [s + (m.start() if self.keep == "start" else m.end()) for m in sep.finditer(piece)]
             bounds = list(dict.fromkeys([s, *cuts, e]))  # drops empty parts, keeps order
-        toks = None if self.max_tokens is None else self._token_prefix(text, bounds, starts)
+        toks = None if self.max_tokens is None else [0, *accumulate(counts.count(a, b) for a, b in zip(bounds, bounds[1:]))]
         size, budget = self.chunk_size, self.max_tokens
         run = 0  # first part of the current run of parts small enough to merge
         for k in range(len(bounds) - 1):
@@ -204,23 +202,12 @@ class RecursiveChunker(Chunker):
             if k > run:
                 self._merge(text, bounds, toks, run, k, out)
             if finer:
-                self._split(text, bounds[k], bounds[k + 1], i + 1, starts, out)
+                self._split(text, bounds[k], bounds[k + 1], i + 1, counts, out)
             else:
                 out.append((bounds[k], bounds[k + 1]))
             run = k + 1
         if run < len(bounds) - 1:
             self._merge(text, bounds, toks, run, len(bounds) - 1, out)
-
-    def _token_prefix(self, text: str, bounds: list[int], starts: list[int] | None) -> list[int]:
-        """Tokens before each boundary, counted from ``bounds[0]``."""
-        if starts is not None:  # tokens that start in a part belong to it
-            first = bisect_left(starts, bounds[0])
-            return [bisect_left(starts, b) - first for b in bounds]
-        out, total = [0], 0
-        for a, b in zip(bounds, bounds[1:]):
-            total += self.counter(text[a:b])
-            out.append(total)
-        return out
 
     def _merge(self, text: str, bounds: list[int], toks: list[int] | None, lo: int, hi: int, out: list[Span]) -> None:
         """LangChain's ``_merge_splits`` (separator "") over parts ``lo .. hi - 1``, token bound added.

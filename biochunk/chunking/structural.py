@@ -9,7 +9,7 @@ import numpy as np
 
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
 from biochunk.chunking.breakpoints import embed_units, groups, neighbour_distances
-from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.chunking.sizing import enforce_max, make_counter, span_counter
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 _PUNCT = frozenset(string.punctuation)
@@ -143,5 +143,6 @@ class StructuralChunker(Chunker):
         for text, us, v in zip(texts, units, vecs):
             d = self.fused(text, us, v)
             cuts = np.flatnonzero(d > np.percentile(d, self.boundary_percentile)).tolist() if len(d) else []
-            out.append(self._build(text, enforce_max(text, groups(us, cuts), self.counter, self.max_tokens)))
+            counts = span_counter(self.counter, text, self.max_tokens)
+            out.append(self._build(text, enforce_max(text, groups(us, cuts), counts, self.max_tokens), counts))
         return out

@@ -1,22 +1,78 @@
 """Token counting in the embedder's own tokens, with character offsets.
 
 A chunk that must fit an embedder's window is measured in that embedder's tokens.
-Fast (Rust) tokenizers also return each token's character offsets, so a chunker
-can tokenise a document once and measure any span of it by bisecting the offsets
-instead of tokenising every candidate span again.
+Measuring many candidate spans of one document must not tokenise them again and
+again. Tokenising the whole document once and bisecting the token offsets is not
+enough either: on 2 CPU cores one ``encode`` of the 122 PLOS articles alone takes
+longer than a whole recursive chunker is allowed (``benchmarks/chunking_speed.py``).
+For the tokenizers of BERT-family embedders (MiniLM, PubMedBERT, MedCPT, BGE) every
+whitespace-separated word is tokenised on its own, so a document's count is the sum
+of its words' counts: each distinct word is tokenised once (cached across
+documents), and ``biochunk.chunking.sizing.WordTable`` counts any span by bisecting
+the word offsets. Other tokenizers count each span on its own.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from biochunk.errors import UserError
 from biochunk.models import offline_mode, resolve
 
 if TYPE_CHECKING:
     import tokenizers
+
+    from biochunk.chunking.sizing import SpanCounter
+
+# Pre-tokenizers that cut at every whitespace character and add nothing around a
+# word (no "Ġ" or "▁" prefix, unlike byte-level BPE and SentencePiece), and
+# normalizers that work character by character: together they tokenise each
+# whitespace-separated word independently of its neighbours.
+SEPARABLE_PRE_TOKENIZERS = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
+SPLITS_FURTHER = {"Punctuation", "Digits"}  # may follow a whitespace splitter in a Sequence
+PER_CHARACTER_NORMALIZERS = {"BertNormalizer", "Lowercase", "StripAccents", "NFD", "NFKD", "NFC", "NFKC"}
+# Control characters that str.split treats as whitespace but BERT's normalizer deletes
+# (joining their neighbours): a document containing one is counted span by span.
+_AMBIGUOUS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
+# Distinct words kept; the cache starts over beyond this (~40 MB).
+WORD_CACHE_SIZE = 1 << 18
+
+
+def separable(tokenizer: "tokenizers.Tokenizer") -> bool:
+    """Whether the tokenizer tokenises whitespace-separated words independently."""
+    cfg = json.loads(tokenizer.to_str())
+
+    def types(node: dict | None, key: str) -> list[str]:
+        if node is None:
+            return []
+        return [t for sub in node[key] for t in types(sub, key)] if node["type"] == "Sequence" else [node["type"]]
+
+    pre = types(cfg.get("pre_tokenizer"), "pretokenizers")
+    norm = types(cfg.get("normalizer"), "normalizers")
+    return (
+        bool(pre)
+        and pre[0] in SEPARABLE_PRE_TOKENIZERS
+        and set(pre) <= SEPARABLE_PRE_TOKENIZERS | SPLITS_FURTHER
+        and set(norm) <= PER_CHARACTER_NORMALIZERS
+    )
+
+
+class _WordCounts(dict):
+    """word -> tokens; a missing word is tokenised once."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        super().__init__()
+        self._count = count
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= WORD_CACHE_SIZE:
+            self.clear()
+        n = self[word] = self._count(word)
+        return n
 
 
 class EmbedderCounter:
@@ -33,6 +89,16 @@ class EmbedderCounter:
         tokenizer.no_padding()
         self.tokenizer = tokenizer
         self.name = name
+        self.separable = separable(tokenizer)
+        self.words = _WordCounts(self)
+
+    def for_document(self, text: str) -> "SpanCounter":
+        """A ``SpanCounter`` of ``text``: exact counts of any span, tokenising each distinct word once."""
+        from biochunk.chunking.sizing import Standalone, WordTable
+
+        if self.separable and not _AMBIGUOUS.search(text):
+            return WordTable(text, self.words)
+        return Standalone(self, text)
 
     def __call__(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
