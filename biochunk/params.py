@@ -41,6 +41,8 @@ class DataParams:
     # chunk -> evaluate for the triple-extraction datasets in `triples`.
     datasets: list[str] = field(default_factory=lambda: ["embedded"])
     triples: list[str] = field(default_factory=lambda: ["embedded"])
+    # Long-document datasets among `datasets` that chunk_docs chunks with every method.
+    documents: list[str] = field(default_factory=list)
 
     def validate(self, s: str) -> None:
         from biochunk.datasets.registry import load_registry
@@ -48,11 +50,16 @@ class DataParams:
         registry = load_registry()
         for name in self.datasets:
             _one_of(f"{s}.datasets", name, registry)
-        for name in self.triples:
-            if name not in self.datasets:
-                raise UserError(f"{s}.triples: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
-            if registry[name].task != "triples":
-                raise UserError(f"{s}.triples: {name!r} is a {registry[name].task} dataset, not triple extraction")
+        for key, names, task, what in (
+            ("triples", self.triples, "triples", "triple extraction"),
+            ("documents", self.documents, "documents", "a long-document dataset"),
+        ):
+            for name in names:
+                _one_of(f"{s}.{key}", name, registry)
+                if name not in self.datasets:
+                    raise UserError(f"{s}.{key}: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
+                if registry[name].task != task:
+                    raise UserError(f"{s}.{key}: {name!r} is a {registry[name].task} dataset, not {what}")
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,30 @@ class ChunkParams:
         _one_of(f"{s}.entities", self.entities, ["regex", "ner"])
         _one_of(f"{s}.ranking", self.ranking, ["bias", "mixed", "cosine"])
         _between(f"{s}.top_n", self.top_n, 1, 1000)
+
+
+@dataclass(frozen=True)
+class ChunkDocsParams:
+    # Every method is run with the chunk.* settings, chunk.method replaced.
+    methods: list[str] = field(
+        default_factory=lambda: [
+            "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient",
+            "structural", "fixed",
+        ]  # fmt: skip
+    )
+    max_documents: int | None = None  # the first n documents only (null: all), for quick runs
+
+    def validate(self, s: str) -> None:
+        from biochunk.chunking import base
+
+        if not self.methods:
+            raise UserError(f"{s}.methods must name at least one chunk method; allowed: {', '.join(base.methods())}")
+        for m in self.methods:
+            _one_of(f"{s}.methods", m, base.methods())
+        repeated = sorted({m for m in self.methods if self.methods.count(m) > 1})
+        if repeated:
+            raise UserError(f"{s}.methods lists {', '.join(repeated)} more than once")
+        _between(f"{s}.max_documents", self.max_documents, 1, None)
 
 
 @dataclass(frozen=True)
@@ -202,6 +233,7 @@ SECTIONS: dict[str, type] = {
     "download": DownloadParams,
     "convert": ConvertParams,
     "chunk": ChunkParams,
+    "chunk_docs": ChunkDocsParams,
     "embed": EmbedParams,
     "rank": RankParams,
     "train_scorer": ScorerParams,

@@ -29,9 +29,10 @@ from biochunk.chunking.breakpoints import GradientChunker, InterquartileChunker,
 from biochunk.chunking.cluster import ClusterChunker
 from biochunk.chunking.recursive import LANGCHAIN_SEPARATORS, SEPARATORS, RecursiveChunker
 from biochunk.chunking.semchunk_chunker import SemchunkChunker
-from biochunk.chunking.sizing import fit, make_counter
+from biochunk.chunking.sizing import CharSpans, Standalone, WordTable, count_chars, fit, make_counter, span_counter
 from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
+from biochunk.evaluation.chunking import cut_answers
 from biochunk.params import ChunkParams
 from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
@@ -641,7 +642,7 @@ def test_chunk_params_defaults() -> None:
     ({"breakpoint_amount": -0.5}, "chunk.breakpoint_amount must be in [0, inf], got -0.5"),
     ({"method": "percentile", "breakpoint_amount": 150}, "chunk.breakpoint_amount must be in [0, 100], got 150.0"),
     ({"min_words": -1}, "chunk.min_words must be in [0, inf], got -1"),
-    ({"counter": "chars"}, "chunk.counter: unknown value 'chars'; allowed: embedder, words"),
+    ({"counter": "bytes"}, "chunk.counter: unknown value 'bytes'; allowed: chars, embedder, words"),
     ({"chunk_size": "big"}, "chunk.chunk_size must be an integer, got 'big'"),
 ])  # fmt: skip
 def test_chunk_params_validation(raw: dict, message: str) -> None:
@@ -710,3 +711,171 @@ def test_counter_embedder_through_params() -> None:
     chunks = r.chunk(ARTICLE)
     verify_chunk_indices(chunks, ARTICLE, r)
     assert all(ch.n_tokens <= 128 for ch in chunks)
+
+
+# -- span counters (issue 5): exact counts of any span of one document ------------------------
+
+WEIRD = st.text(alphabet=st.sampled_from(list("ab .,;(-)\n\t\u00a0\u2009\u3000\x0b\x1c\u0301éßΩ中文°±μ_|\u200b")), max_size=80)
+SPAN_TEXTS = st.one_of(PROSE, WEIRD, st.text(max_size=80))
+
+
+def _cuts(text: str, data) -> tuple[int, int]:
+    """A span whose ends fall at whitespace boundaries (as chunks do), or anywhere."""
+    if data.draw(st.booleans()):
+        bounds = sorted({0, len(text), *(i for i in range(1, len(text)) if text[i - 1].isspace() != text[i].isspace())})
+        a, b = sorted(data.draw(st.lists(st.sampled_from(bounds), min_size=2, max_size=2)))
+    else:
+        a, b = sorted(data.draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=2)))
+    return a, b
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=SPAN_TEXTS, data=st.data())
+def test_span_counters_equal_standalone_counts(text: str, data) -> None:
+    a, b = _cuts(text, data)
+    assert WordTable(text).count(a, b) == count_words(text[a:b])
+    assert span_counter(count_chars, text).count(a, b) == len(text[a:b])
+    assert isinstance(span_counter(count_chars, text), CharSpans)
+
+
+def test_word_table_long_documents_use_the_same_words() -> None:
+    # Above 4,096 characters the word bounds come from numpy, below from a regular expression.
+    text = (ARTICLE + " \u00a0x\u3000y\x1cz\u2028") * 3
+    assert len(text) > 4096
+    t = WordTable(text)
+    assert [text[s:e] for s, e in zip(t.starts, t.ends)] == text.split()
+    for a, b in [(0, len(text)), (5, 2000), (17, 4100), (1000, 1001)]:
+        assert t.count(a, b) == count_words(text[a:b])
+
+
+def test_chars_counter() -> None:
+    assert make_counter("chars") is count_chars and count_chars("a b\n") == 4
+    assert params.parse(ChunkParams, {"counter": "chars"}, "chunk").counter == "chars"
+    r = build(ChunkParams(method="recursive", counter="chars", chunk_size=1000, chunk_overlap=100, max_tokens=300))
+    chunks = r.chunk(ARTICLE)
+    verify_chunk_indices(chunks, ARTICLE, r)
+    assert all(c.n_tokens == len(c.text) <= 300 for c in chunks) and max(c.n_tokens for c in chunks) > 250
+    # Without a bound the chunks are the character chunks of counter words; only n_tokens differs.
+    plain = build(ChunkParams(method="recursive", counter="chars")).chunk(ARTICLE)
+    assert [(c.start, c.end) for c in plain] == [(c.start, c.end) for c in RecursiveChunker().chunk(ARTICLE)]
+    assert [c.n_tokens for c in plain] == [len(c.text) for c in plain]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=SPAN_TEXTS, data=st.data())
+def test_embedder_span_counter_equals_standalone_tokenisation(text: str, data) -> None:
+    from biochunk.text.tokens import embedder_counter
+
+    c = embedder_counter("minilm")
+    a, b = _cuts(text, data)
+    assert c.for_document(text).count(a, b) == c(text[a:b])
+
+
+def test_embedder_counter_uses_the_word_table_only_where_it_is_exact() -> None:
+    import tokenizers
+
+    from biochunk.text.tokens import EmbedderCounter, embedder_counter, separable
+
+    c = embedder_counter("minilm")
+    assert c.separable and isinstance(c.for_document(ARTICLE), WordTable)
+    # BERT deletes \x0b (a control character) where str.split sees whitespace.
+    assert isinstance(c.for_document("ab\x0bcd"), Standalone)
+    byte_level = tokenizers.Tokenizer(tokenizers.models.BPE())
+    byte_level.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel()
+    assert not separable(byte_level)
+    assert isinstance(EmbedderCounter(byte_level).for_document(ARTICLE), Standalone)
+
+
+@pytest.mark.parametrize("text", [ARTICLE * 4, LONG_PARAGRAPH * 3, NO_SPACES, "ß" * 300 + " x" * 300])
+def test_recursive_token_bound_holds_for_the_embedder_on_its_own(text: str) -> None:
+    # Every chunk, tokenised on its own as the embedder sees it, fits; n_tokens is that count.
+    from biochunk.text.tokens import embedder_counter
+
+    c = embedder_counter("minilm")
+    r = RecursiveChunker(chunk_size=10**9, chunk_overlap=0, counter=c, max_tokens=64)
+    chunks = r.chunk(text)
+    verify_chunk_indices(chunks, text, r)
+    assert all(c(ch.text) == ch.n_tokens <= 64 for ch in chunks)
+    assert sum(ch.n_tokens for ch in chunks) / len(chunks) > 24, "chunks far below the bound"
+
+
+# -- chunk_docs: answers kept whole, params ---------------------------------------------------
+
+
+def test_cut_answers_on_a_toy_document() -> None:
+    import pandas as pd
+
+    # doc "d": chunks [0, 10), [8, 20), [20, 30); doc "e" has no chunk at all.
+    chunks = pd.DataFrame({"doc_id": ["d", "d", "d"], "start": [20, 0, 8], "end": [30, 10, 20]})
+    answers = pd.DataFrame(
+        {
+            "doc_id": ["d", "d", "d", "d", "d", "e"],
+            "start": [0, 8, 9, 18, 25, 0],
+            "end": [10, 20, 11, 22, 30, 3],
+        }
+    )  # whole, whole, whole (inside the overlap [8, 10)), cut across 20, whole, no chunk
+    assert cut_answers(chunks, answers) == {"answers": 6, "cut_answers": 2, "cut_answer_share": 2 / 6}
+    assert cut_answers(chunks, answers.iloc[:0])["answers"] == 0
+
+
+@pytest.mark.parametrize("raw,message", [
+    ({"methods": ["recursive", "nope"]}, "chunk_docs.methods: unknown value 'nope'; allowed: "),
+    ({"methods": []}, "chunk_docs.methods must name at least one chunk method"),
+    ({"methods": ["fixed", "recursive", "fixed"]}, "chunk_docs.methods lists fixed more than once"),
+    ({"max_documents": 0}, "chunk_docs.max_documents must be in [1, inf], got 0"),
+    ({"methods": "recursive"}, "chunk_docs.methods must be a list, got 'recursive'"),
+])  # fmt: skip
+def test_chunk_docs_params_validation(raw: dict, message: str) -> None:
+    with pytest.raises(UserError) as e:
+        params.section("chunk_docs", data={"chunk_docs": raw})
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("raw,message", [
+    ({"datasets": ["covidqa"], "documents": ["plos"]}, "data.documents: 'plos' must also be listed in data.datasets"),
+    ({"datasets": ["embedded"], "documents": ["embedded"]}, "data.documents: 'embedded' is a triples dataset"),
+    ({"datasets": ["embedded"], "documents": ["pubmed"]}, "data.documents: unknown value 'pubmed'"),
+])  # fmt: skip
+def test_data_documents_validation(raw: dict, message: str) -> None:
+    with pytest.raises(UserError) as e:
+        params.section("data", data={"data": {"triples": [], **raw}})
+    assert str(e.value).startswith(message)
+
+
+def test_chunk_docs_defaults_run_every_family() -> None:
+    p = params.section("chunk_docs", data={})
+    assert set(p.methods) == {"recursive", "semchunk", "cluster", "adaptive", *SEMANTIC, "fixed"} and p.max_documents is None
+    assert params.section("data", data={"data": {"datasets": ["covidqa", "plos"], "triples": [], "documents": ["covidqa", "plos"]}})
+
+
+def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    import pandas as pd
+    import yaml
+
+    from biochunk.io import ANSWERS, DOCUMENTS, write_table
+
+    root = Path(__file__).resolve().parents[1]
+    data = tmp_path / "interim"
+    docs = pd.DataFrame({"doc_id": ["a", "b"], "title": ["A", "B"], "text": [ARTICLE, SMALL], "sections": [[], []], "paragraphs": [[], []]})
+    write_table(docs, data / "documents.parquet", DOCUMENTS)
+    i = ARTICLE.index("412 adults")
+    answers = pd.DataFrame({"question_id": ["q"], "doc_id": ["a"], "question": ["How many?"], "answer_text": ["412 adults"], "start": [i], "end": [i + 10]})
+    write_table(answers, data / "answers.parquet", ANSWERS)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"chunk_docs": {"methods": ["recursive", "fixed"]}}))
+    r = subprocess.run(
+        [sys.executable, str(root / "stages" / "chunk_docs.py"), "--dataset", "toy", "--data", str(data), "--out", "out/chunks.parquet",
+         "--metrics", "m.json", "--plots", "plots", "--params", "params.yaml"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert set(metrics) == {"recursive", "fixed", "corpus"} and metrics["corpus"]["answers"] == 1
+    assert metrics["fixed"]["documents"] == 2 and metrics["fixed"]["tokens_max"] == 5 and 0 <= metrics["fixed"]["cut_answer_share"] <= 1
+    chunks = pd.read_parquet(tmp_path / "out" / "chunks.parquet")
+    assert set(chunks["method"]) == {"recursive", "fixed"}
+    sizes = pd.read_csv(tmp_path / "plots" / "sizes.csv")
+    assert list(sizes.columns) == ["method", "n_tokens"] and len(sizes) == len(chunks)
+    assert (tmp_path / "plots" / "sizes.png").stat().st_size > 1000

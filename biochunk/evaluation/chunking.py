@@ -1,0 +1,172 @@
+"""Chunking methods measured on whole documents: sizes, speed, and gold answers kept whole.
+
+What ``chunk_docs`` reports per method: how many chunks, their size distribution
+in the method's own tokens (``chunk.counter``; semchunk always counts the
+embedder's), in the embedder's tokens (one scale for every method) and in
+characters, the time taken, and for datasets with extractive answers (COVID-QA)
+the share of gold answers that no single chunk holds whole ("cut answers"): a
+retriever can then return at best part of the answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from biochunk import chunking
+from biochunk.chunking import Document
+from biochunk.io import CHUNKS, atomic_path
+
+log = logging.getLogger(__name__)
+
+SpanCounterOf = Callable[[str], Any]  # document text -> an object with count(start, end)
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodRun:
+    method: str
+    chunks: pd.DataFrame  # CHUNKS rows
+    seconds: float
+    counter: str  # unit of n_tokens
+
+
+def documents(df: pd.DataFrame, limit: int | None = None) -> list[Document]:
+    """The DOCUMENTS table as chunker input, in table order; ``limit``: the first n only."""
+    rows = df if limit is None else df.head(limit)
+    return [Document(str(i), str(t)) for i, t in zip(rows["doc_id"], rows["text"])]
+
+
+def run_methods(docs: Sequence[Document], params: Any, methods: Sequence[str], encoder: Any) -> list[MethodRun]:
+    """Chunk ``docs`` with each method: the ``chunk.*`` ``params`` with ``method`` replaced.
+
+    Every chunker gets the same ``encoder``, so the model loads once; it is loaded
+    (and run once) before the clock starts, so no method pays for it.
+    """
+    runs = []
+    for method in methods:
+        p = dataclasses.replace(params, method=method)
+        p.validate("chunk")  # a setting may be valid for one method only (breakpoint_amount)
+        chunker = chunking.build(p, encoder)
+        t0 = time.perf_counter()
+        chunks = chunking.chunk_corpus(docs, chunker)
+        seconds = time.perf_counter() - t0
+        df = pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)
+        unit = "embedder" if method == "semchunk" else p.counter
+        runs.append(MethodRun(method, df, seconds, unit))
+        log.info("%s: %d chunks in %.1f s", method, len(df), seconds)
+    return runs
+
+
+def warm_up(encoder: Any) -> float:
+    """Load the encoder's model and run it once; the seconds it took."""
+    t0 = time.perf_counter()
+    encoder.encode(["Warm-up sentence."])
+    return time.perf_counter() - t0
+
+
+def distribution(values: np.ndarray, prefix: str) -> dict[str, float]:
+    if len(values) == 0:
+        return {}
+    return {
+        f"{prefix}_mean": float(values.mean()),
+        f"{prefix}_median": float(np.median(values)),
+        f"{prefix}_p95": float(np.quantile(values, 0.95)),
+        f"{prefix}_max": int(values.max()),
+    }
+
+
+def embedder_tokens(chunks: pd.DataFrame, texts: dict[str, str], span_counter_of: SpanCounterOf) -> np.ndarray:
+    """Each chunk's count in the embedder's tokens, measured on its document (one table per document)."""
+    out = np.zeros(len(chunks), dtype=np.int64)
+    for doc_id, idx in chunks.groupby("doc_id", sort=False).indices.items():
+        counts = span_counter_of(texts[doc_id])
+        rows = chunks.iloc[idx]
+        out[idx] = [counts.count(s, e) for s, e in zip(rows["start"], rows["end"])]
+    return out
+
+
+def cut_answers(chunks: pd.DataFrame, answers: pd.DataFrame) -> dict[str, float]:
+    """Gold answers whose span ``[start, end)`` lies wholly inside no chunk of its document.
+
+    ``answers``: ANSWERS rows of the chunked documents only. An answer is whole when
+    some chunk starts at or before it and ends at or after it: among the chunks
+    that start at or before the answer, the furthest end decides.
+    """
+    cut = 0
+    by_doc = {d: g for d, g in chunks.groupby("doc_id", sort=False)}
+    for doc_id, ans in answers.groupby("doc_id", sort=False):
+        g = by_doc.get(doc_id)
+        if g is None:  # a document without chunks (blank text) keeps no answer
+            cut += len(ans)
+            continue
+        order = np.argsort(g["start"].to_numpy(), kind="stable")
+        starts = g["start"].to_numpy()[order]
+        reach = np.maximum.accumulate(g["end"].to_numpy()[order])
+        i = np.searchsorted(starts, ans["start"].to_numpy(), side="right") - 1
+        whole = (i >= 0) & (reach[np.maximum(i, 0)] >= ans["end"].to_numpy())
+        cut += int((~whole).sum())
+    n = len(answers)
+    return {"answers": n, "cut_answers": cut, "cut_answer_share": cut / n if n else float("nan")}
+
+
+def method_metrics(
+    run: MethodRun,
+    docs: Sequence[Document],
+    span_counter_of: SpanCounterOf,
+    answers: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """One method's flat metrics (see the module docstring)."""
+    df = run.chunks
+    megabytes = sum(len(d.text.encode("utf-8")) for d in docs) / 1e6
+    texts = {d.doc_id: d.text for d in docs}
+    out: dict[str, Any] = {
+        "chunks": len(df),
+        "documents": int(df["doc_id"].nunique()),
+        "counter": run.counter,
+        **distribution(df["n_tokens"].to_numpy(), "tokens"),
+        **distribution(embedder_tokens(df, texts, span_counter_of), "embedder_tokens"),
+        **distribution((df["end"] - df["start"]).to_numpy(), "chars"),
+        "seconds": run.seconds,
+        "mb_per_s": megabytes / run.seconds if run.seconds > 0 else math.inf,
+        "chunks_per_s": len(df) / run.seconds if run.seconds > 0 else math.inf,
+    }
+    if answers is not None:
+        out.update(cut_answers(df, answers[answers["doc_id"].isin(texts)]))
+    return out
+
+
+def sizes_table(runs: Sequence[MethodRun]) -> pd.DataFrame:
+    """The plot table: one row per chunk, ``method, n_tokens``."""
+    parts = [pd.DataFrame({"method": r.method, "n_tokens": r.chunks["n_tokens"].to_numpy()}) for r in runs]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["method", "n_tokens"])
+
+
+def sizes_png(runs: Sequence[MethodRun], title: str, path: Any) -> None:
+    """One chunk-size histogram per method, in a grid."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on CI or servers
+    import matplotlib.pyplot as plt
+
+    cols = 2 if len(runs) > 1 else 1
+    rows = max(1, math.ceil(len(runs) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 2.6 * rows), squeeze=False)
+    for ax, run in zip(axes.flat, runs):
+        n = run.chunks["n_tokens"].to_numpy()
+        ax.hist(n, bins=40, color="tab:blue")
+        ax.set_title(f"{run.method}: {len(n)} chunks, mean {n.mean():.0f}" if len(n) else run.method, fontsize=9)
+        ax.set_xlabel(f"{run.counter} per chunk", fontsize=8)
+        ax.set_ylabel("chunks", fontsize=8)
+    for ax in list(axes.flat)[len(runs) :]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=90, format="png")
+    plt.close(fig)
