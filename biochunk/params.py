@@ -181,10 +181,14 @@ class ScorerParams:
     lr: float = 2e-3
     lora_r: int = 8
     max_length: int = 128
+    # Training inputs re-scored for the generator's fine-tuning evidence (a seeded sample;
+    # null: all). Re-scoring every GM-CIHT training input costs more than training the scorer.
+    rescore_train: int | None = 512
     seed: int = 42
 
     def validate(self, s: str) -> None:
         _between(f"{s}.steps", self.steps, 0, None)
+        _between(f"{s}.rescore_train", self.rescore_train, 0, None)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
         _between(f"{s}.lr", self.lr, 0.0, 1.0)
         _between(f"{s}.lora_r", self.lora_r, 1, 256)

@@ -40,7 +40,7 @@ def main() -> None:
     if p.train_steps > 0:
         generator.add_lora(lm, p.lora_r)
         pairs = training_pairs(train, evidence, examples, relations)
-        stats["finetune"] = generator.finetune(lm, pairs, p.train_steps, p.batch_size, p.lr, p.seed)
+        stats["finetune"] = {"examples": len(pairs), **generator.finetune(lm, pairs, p.train_steps, p.batch_size, p.lr, p.seed)}
         log.info("fine-tuned: %s", stats["finetune"])
     parts = [prompt_parts(s, evidence.get(str(i), []), examples, relations) for i, s in zip(test["id"], test["sentence"])]
     prefix = parts[0][0] if parts else ""

@@ -9,7 +9,7 @@ import pandas as pd
 from biochunk import cli, params
 from biochunk.corpus import read_triples
 from biochunk.io import CHUNKS, RANKINGS, atomic_path, read_table, write_json, write_table
-from biochunk.scoring.lora_scorer import ChunkScorer, candidates_for, score, train
+from biochunk.scoring.lora_scorer import ChunkScorer, candidates_for, sample_ids, score, train
 
 log = logging.getLogger("train_scorer")
 
@@ -32,10 +32,12 @@ def main() -> None:
     _, train_data, _ = candidates_for(rankings[rankings["split"] == "train"], chunks, sentences, gold)
     stats = train(scorer, train_data, p.steps, p.batch_size, p.lr, p.seed)
     log.info("scorer: %s", stats)
+    # Re-scored: the test inputs, and a seeded sample of training inputs that the generator
+    # fine-tunes on. dev stays dense-only: nothing downstream reads it.
+    keep = set(rankings.loc[rankings["split"] == "test", "input_id"])
+    keep |= sample_ids(rankings.loc[rankings["split"] == "train", "input_id"], p.rescore_train, p.seed)
     rows = []
-    # dev rankings stay dense-only: nothing downstream reads them, and on ChemProt they are
-    # a quarter of all pairs to score.
-    for split, part in rankings[rankings["split"].isin(["train", "test"])].groupby("split", sort=True):
+    for split, part in rankings[rankings["input_id"].isin(keep)].groupby("split", sort=True):
         ids, data, chunk_lists = candidates_for(part, chunks, sentences, gold)
         for iid, scores, cids in zip(ids, score(scorer, data), chunk_lists):
             order = sorted(range(len(cids)), key=lambda j: (-scores[j], j))
@@ -43,7 +45,7 @@ def main() -> None:
     with atomic_path(args.out) as tmp:
         scorer.save(tmp)
         write_table(pd.DataFrame(rows, columns=RANKINGS.names), tmp / "rescored.parquet", RANKINGS)
-        write_json(stats, tmp / "report.json")
+        write_json({**stats, "rescored_inputs": len(keep)}, tmp / "report.json")
 
 
 if __name__ == "__main__":

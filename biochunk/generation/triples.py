@@ -31,7 +31,9 @@ def pick_examples(train: pd.DataFrame, evidence: dict[str, list[Evidence]], n: i
     if n == 0:
         return []
     rng = random.Random(seed)
-    groups = {sid: g for sid, g in train.groupby("id", sort=True)}
+    # Only sentences with retrieved evidence (when evidence is used), so an example shows
+    # the same prompt shape as the input.
+    groups = {sid: g for sid, g in train.groupby("id", sort=True) if not evidence or str(sid) in evidence}
     ids = sorted(groups)
     rng.shuffle(ids)
     chosen, seen = [], set()
@@ -61,7 +63,9 @@ def training_pairs(
     pairs = []
     for sid, g in train.groupby("id", sort=True):
         sentence = str(g["sentence"].iloc[0])
-        if sentence in used:
+        # Train only on inputs whose evidence was re-scored (train_scorer.rescore_train),
+        # so fine-tuning sees evidence the way test inputs get it.
+        if sentence in used or (evidence and str(sid) not in evidence):
             continue
         prefix, suffix = prompt_parts(sentence, evidence.get(str(sid), []), examples, relations)
         pairs.append((prefix, suffix, format_triples(list(zip(g["head"], g["relation"], g["tail"])))))

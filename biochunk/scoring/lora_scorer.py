@@ -160,3 +160,11 @@ def candidates_for(
             )
         )
     return ids, data, chunk_lists
+
+
+def sample_ids(ids: pd.Series, n: int | None, seed: int) -> set[str]:
+    """A seeded sample of ``n`` distinct ids (all of them when ``n`` is None or larger)."""
+    distinct = sorted(set(ids.astype(str)))
+    if n is None or n >= len(distinct):
+        return set(distinct)
+    return set(random.Random(seed).sample(distinct, n))
