@@ -26,6 +26,7 @@ from biochunk.io import CHUNKS, atomic_path
 log = logging.getLogger(__name__)
 
 SpanCounterOf = Callable[[str], Any]  # document text -> an object with count(start, end)
+UNIT_NAMES = {"words": "words", "chars": "characters", "embedder": "embedder tokens"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +162,7 @@ def sizes_png(runs: Sequence[MethodRun], title: str, path: Any) -> None:
         n = run.chunks["n_tokens"].to_numpy()
         ax.hist(n, bins=40, color="tab:blue")
         ax.set_title(f"{run.method}: {len(n)} chunks, mean {n.mean():.0f}" if len(n) else run.method, fontsize=9)
-        ax.set_xlabel(f"{run.counter} per chunk", fontsize=8)
+        ax.set_xlabel(f"{UNIT_NAMES.get(run.counter, run.counter)} per chunk", fontsize=8)
         ax.set_ylabel("chunks", fontsize=8)
     for ax in list(axes.flat)[len(runs) :]:
         ax.axis("off")

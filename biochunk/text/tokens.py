@@ -53,11 +53,14 @@ def separable(tokenizer: "tokenizers.Tokenizer") -> bool:
 
     pre = types(cfg.get("pre_tokenizer"), "pretokenizers")
     norm = types(cfg.get("normalizer"), "normalizers")
+    # An added token that contains whitespace would join words (matched before pre-tokenization).
+    added = [t.get("content", "") for t in cfg.get("added_tokens") or []]
     return (
         bool(pre)
         and pre[0] in SEPARABLE_PRE_TOKENIZERS
         and set(pre) <= SEPARABLE_PRE_TOKENIZERS | SPLITS_FURTHER
         and set(norm) <= PER_CHARACTER_NORMALIZERS
+        and not any(len(t.split()) != 1 for t in added)
     )
 
 
