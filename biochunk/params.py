@@ -84,9 +84,11 @@ class ChunkParams:
     window: int = 5  # fixed: words per window
     overlap: int = 0  # fixed: words shared by neighbouring windows
     threshold: float = 0.8  # adaptive: cosine similarity needed to keep growing a chunk
-    max_words: int = 500  # adaptive: word cap per chunk
+    max_words: int = 500  # adaptive: word cap per chunk; proposition: words of propositions per chunk
     min_words: int = 60  # adaptive: shorter chunks are merged forward (0: off)
     unit: str = "clause"  # adaptive: sentence | clause
+    header: str = "phrase"  # adaptive micro-headers: phrase (noun phrase) | generator (a title by chunk.generator) | none
+    generator: str = "smollm2-135m"  # proposition, header generator: the causal LM (alias, hub id or local path)
     chunk_size: int = 1000  # recursive: characters per chunk
     chunk_overlap: int = 100  # recursive: characters shared by neighbouring chunks
     n_clusters: int = 6  # cluster: k of k-means (fewer sentences: one cluster each)
@@ -114,6 +116,9 @@ class ChunkParams:
         _between(f"{s}.max_words", self.max_words, 1, None)
         _between(f"{s}.min_words", self.min_words, 0, None)
         _one_of(f"{s}.unit", self.unit, ["sentence", "clause"])
+        _one_of(f"{s}.header", self.header, ["phrase", "generator", "none"])
+        if not self.generator.strip():
+            raise UserError(f"{s}.generator must name a causal LM (e.g. smollm2-135m, a hub id or a local path)")
         _between(f"{s}.chunk_size", self.chunk_size, 1, None)
         _between(f"{s}.chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
         _between(f"{s}.n_clusters", self.n_clusters, 1, None)

@@ -12,12 +12,16 @@ from biochunk.io import read_table, vectors_schema, write_table
 
 
 def embedding_text(text: str, metadata: str) -> str:
-    """The text a chunk is embedded as: a micro-header, when a chunker wrote one, goes first.
+    """The text a chunk is embedded as: a micro-header, when a chunker wrote one, goes first;
+    a proposition chunk is embedded as its propositions.
 
-    The header helps the embedding but is not part of the chunk's offsets.
+    Neither the header nor the propositions are part of the chunk's offsets.
     """
-    header = json.loads(metadata or "{}").get("header")
-    return f"{header}\n{text}" if header else text
+    meta = json.loads(metadata or "{}")
+    props = meta.get("propositions")
+    body = "\n".join(p[0] for p in props) if props else text
+    header = meta.get("header")
+    return f"{header}\n{body}" if header else body
 
 
 def frame(ids: list[str], kind: str, vecs: np.ndarray) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from biochunk.chunking.adaptive import AdaptiveChunker
 from biochunk.chunking.base import count_words
 from biochunk.chunking.breakpoints import GradientChunker, InterquartileChunker, PercentileChunker, StdDevChunker
 from biochunk.chunking.cluster import ClusterChunker
+from biochunk.chunking.proposition import PropositionChunker
 from biochunk.chunking.recursive import LANGCHAIN_SEPARATORS, SEPARATORS, RecursiveChunker
 from biochunk.chunking.semchunk_chunker import SemchunkChunker
 from biochunk.chunking.sizing import CharSpans, Standalone, WordTable, count_chars, fit, make_counter, span_counter
@@ -43,7 +44,7 @@ SEMANTIC = ["adaptive", "percentile", "stddev", "interquartile", "gradient", "st
 # these do: cluster through its runs (one chunk per run of consecutive sentences of a
 # cluster), semchunk by dropping only the whitespace it splits at. A method added
 # to the registry is checked for everything else until it is listed here.
-COVERING = {"fixed", "recursive", "semchunk", "cluster", *SEMANTIC}
+COVERING = {"fixed", "recursive", "semchunk", "cluster", "proposition", *SEMANTIC}
 
 
 # -- a deterministic encoder ---------------------------------------------------------
@@ -79,10 +80,18 @@ class TableEncoder:
         return np.asarray([self.table[t] for t in texts], dtype=np.float32)
 
 
+def mock_propose(sentences) -> list[list[str]]:
+    """Deterministic stand-in for the generator: clauses as propositions; none for a
+    sentence that mentions "mice" (a model that writes nothing usable)."""
+    return [[] if "mice" in s else [p.strip() for p in s.split(",") if p.strip()] for s in sentences]
+
+
 def make(method: str, max_tokens: int | None = None, **overrides) -> Chunker:
     """A chunker for property tests: small sizes so short texts still get split."""
     if method == "semchunk":  # from_params needs the real tokenizer (slow tests); words here
         return SemchunkChunker(chunk_size=max_tokens or 12, counter=count_words)
+    if method == "proposition":  # from_params loads the generator (slow test); a mock here
+        return PropositionChunker(mock_propose, max_words=overrides.get("max_words", 10), max_tokens=max_tokens)
     p = {"method": method, "max_tokens": max_tokens, "chunk_size": 80, "chunk_overlap": 20, "n_clusters": 3, "min_words": 8}
     p.update(overrides)
     try:
@@ -158,7 +167,7 @@ def test_empty_and_blank_texts(method: str) -> None:
 def test_registry_lists_every_family() -> None:
     assert set(methods()) >= {
         "fixed", "recursive", "semchunk", "cluster", "percentile", "stddev", "interquartile", "gradient",
-        "structural", "adaptive",
+        "structural", "adaptive", "proposition",
     }  # fmt: skip
     for m in COVERING:
         assert get(m).__doc__ and "Source" in get(m).__doc__, f"{m}: docstring must name its source"
@@ -879,3 +888,87 @@ def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
     sizes = pd.read_csv(tmp_path / "plots" / "sizes.csv")
     assert list(sizes.columns) == ["method", "n_tokens"] and len(sizes) == len(chunks)
     assert (tmp_path / "plots" / "sizes.png").stat().st_size > 1000
+
+
+# -- proposition chunks and generator headers ----------------------------------------------
+
+
+def test_proposition_golden_groups_and_falls_back() -> None:
+    text = "Aspirin reduces pain, and it lowers fever. The mice were treated. Ibuprofen acts, too."
+    calls: list[list[str]] = []
+
+    def propose(sentences):
+        calls.append(list(sentences))
+        return mock_propose(sentences)
+
+    chunker = PropositionChunker(propose, max_words=8)
+    chunks = chunker.chunk_batch([text, text])
+    assert len(calls) == 1 and len(calls[0]) == 6, "every sentence of the batch goes to the generator in one call"
+    a, b = chunks[0]
+    # 3 + 3 words of propositions, then the fallback sentence (4 words) would make 10 > 8.
+    assert (a.text, b.text) == ("Aspirin reduces pain, and it lowers fever.", "The mice were treated. Ibuprofen acts, too.")
+    assert a.metadata == {"propositions": [["Aspirin reduces pain", 0, 42], ["and it lowers fever.", 0, 42]], "fallback": 0}
+    assert b.metadata["fallback"] == 1
+    assert b.metadata["propositions"][0] == ["The mice were treated.", 43, 65]
+    for c in a, b:
+        for _, s, e in c.metadata["propositions"]:
+            assert c.start <= s < e <= c.end, "each proposition keeps the offsets of its source sentence"
+
+
+def test_proposition_chunks_are_embedded_as_their_propositions() -> None:
+    from biochunk.vectors import embedding_text
+
+    meta = json.dumps({"propositions": [["A inhibits B.", 0, 20], ["B is a kinase.", 0, 20]], "header": "A and B"})
+    assert embedding_text("A, a drug, inhibits B (a kinase).", meta) == "A and B\nA inhibits B.\nB is a kinase."
+    assert embedding_text("plain", "{}") == "plain"
+
+
+def test_adaptive_header_modes() -> None:
+    text = "Aspirin inhibits COX-1 in platelets. Aspirin inhibits COX-1 in platelets again."
+    titles: list[list[str]] = []
+
+    def headers(chunk_texts):
+        titles.append(list(chunk_texts))
+        return ["" for _ in chunk_texts]
+
+    off = AdaptiveChunker(MockEncoder().encode, threshold=0.0, min_words=0, header="none").chunk(text)
+    assert off and all("header" not in c.metadata for c in off)
+    gen = AdaptiveChunker(MockEncoder().encode, threshold=0.0, min_words=0, header="generator", headers=headers)
+    out = gen.chunk_batch([text, text])
+    assert len(titles) == 1 and len(titles[0]) == 2, "one generator call per batch"
+    assert all(c.metadata["header"] == NO_HEADER for cs in out for c in cs), "an empty title becomes the fallback"
+    with pytest.raises(ValueError, match="needs a title writer"):
+        AdaptiveChunker(MockEncoder().encode, header="generator")
+
+
+def test_rewrite_parsing_and_plain_prompt() -> None:
+    from biochunk.generation.rewrite import chat_parts, parse_propositions, parse_title
+
+    assert parse_propositions("- A inhibits B.\n\n* B is a kinase.\n2) A inhibits B.\n•  C.") == [
+        "A inhibits B.", "B is a kinase.", "C."
+    ]  # fmt: skip
+    assert parse_propositions("") == []
+    assert parse_title('\n Title: "COX-2 inhibition"\nmore') == "COX-2 inhibition"
+    assert parse_title("   \n") == ""
+    prefix, template = chat_parts(object(), "SYS", "Do it: ")  # no chat template: plain text
+    assert prefix == "SYS\n\nDo it: " and template.format("x") == "x\n\nAnswer:\n"
+
+
+def test_chunk_params_header_and_generator() -> None:
+    p = params.parse(ChunkParams, {"header": "generator", "generator": "my/model"}, "chunk")
+    assert (p.header, p.generator) == ("generator", "my/model")
+    with pytest.raises(UserError, match="chunk.header: unknown value 'title'; allowed: generator, none, phrase"):
+        params.parse(ChunkParams, {"header": "title"}, "chunk")
+    with pytest.raises(UserError, match="chunk.generator must name a causal LM"):
+        params.parse(ChunkParams, {"generator": " "}, "chunk")
+
+
+@pytest.mark.slow
+def test_proposition_from_params_with_the_offline_generator() -> None:
+    chunker = build(ChunkParams(method="proposition"))
+    text = "Aspirin reduces inflammation and lowers fever."
+    first = chunker.chunk(text)
+    assert [c.text for c in first] == [text]
+    props = first[0].metadata["propositions"]
+    assert props and all(p[0].strip() and (p[1], p[2]) == (0, len(text)) for p in props)
+    assert chunker.chunk(text) == first, "seeded sampling (temperature 0.2) gives the same propositions again"

@@ -10,10 +10,12 @@ import numpy as np
 from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
 from biochunk.chunking.breakpoints import embed_units
 from biochunk.chunking.sizing import SpanCounter, enforce_max, make_counter, span_counter
-from biochunk.text.headers import micro_header
+from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
+# Chunk texts in, one title each out ("" when none could be written).
+HeaderFn = Callable[[Sequence[str]], list[str]]
 UNITS = {"sentence": sentence_spans, "clause": clause_spans}
 
 # A unit that opens with one of these words continues its predecessor's thought
@@ -35,8 +37,11 @@ class AdaptiveChunker(Chunker):
     Repairs: a unit opening with a linker (``LINKERS``) always joins its predecessor
     (within the caps); a chunk under ``min_words`` words is merged into the next one
     (the last into the previous) when the caps allow. Each chunk gets
-    ``metadata["header"]`` (``biochunk.text.headers.micro_header``), outside its
-    offsets. Units are sentences or clauses; each unit is embedded exactly once,
+    ``metadata["header"]``, outside its offsets: a noun-phrase title
+    (``biochunk.text.headers.micro_header``, ``header="phrase"``), one written by the
+    generator (``header="generator"``: ``headers`` gets every chunk text of the batch
+    in one call; an empty title becomes "no header available"), or none at all
+    (``header="none"``). Units are sentences or clauses; each unit is embedded exactly once,
     all documents of a batch in one call. Covers every non-whitespace character.
     """
 
@@ -51,8 +56,16 @@ class AdaptiveChunker(Chunker):
         min_words: int = 60,
         counter: TokenCounter = count_words,
         max_tokens: int | None = None,
+        header: str = "phrase",
+        headers: HeaderFn | None = None,
     ) -> None:
         super().__init__(counter, max_tokens)
+        if header not in ("phrase", "generator", "none"):
+            raise ValueError(f"chunk.header must be phrase, generator or none, got {header!r}")
+        if header == "generator" and headers is None:
+            raise ValueError("chunk.header: generator needs a title writer (headers=...)")
+        self.header = header
+        self.headers = headers
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"chunk.threshold must be in [0, 1], got {threshold}")
         if max_words < 1:
@@ -79,17 +92,31 @@ class AdaptiveChunker(Chunker):
             min_words=params.min_words,
             counter=make_counter(params.counter, encoder),
             max_tokens=params.max_tokens,
+            header=params.header,
+            headers=_generator_titles(params.generator) if params.header == "generator" else None,
         )
 
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
         units, vecs = embed_units(self.embed, texts, UNITS[self.unit])
-        out = []
+        per_doc = []
         for text, us, v in zip(texts, units, vecs):
             counts = span_counter(self.counter, text, self.max_tokens)
             spans = self._merge_short(text, self._grow(text, us, v, counts), counts)
-            spans = enforce_max(text, [(s, e, {}) for s, e in spans], counts, self.max_tokens)
-            out.append(self._build(text, [(s, e, {"header": micro_header(text[s:e])}) for s, e, _ in spans], counts))
-        return out
+            per_doc.append((text, enforce_max(text, [(s, e, {}) for s, e in spans], counts, self.max_tokens), counts))
+        titles = iter(self._titles([text[s:e] for text, spans, _ in per_doc for s, e, _ in spans]))
+        return [self._build(text, [(s, e, next(titles)) for s, e, _ in spans], counts) for text, spans, counts in per_doc]
+
+    def _titles(self, chunk_texts: list[str]) -> list[dict[str, str]]:
+        """Each chunk's metadata: its header, or nothing when headers are off."""
+        if self.header == "none":
+            return [{} for _ in chunk_texts]
+        return [{"header": t} for t in self._header_texts(chunk_texts)]
+
+    def _header_texts(self, chunk_texts: list[str]) -> list[str]:
+        if self.header == "generator":
+            assert self.headers is not None
+            return [t or NO_HEADER for t in self.headers(chunk_texts)]
+        return [micro_header(t) for t in chunk_texts]
 
     def _fits(self, counts: SpanCounter, start: int, end: int, words: int) -> bool:
         return words <= self.max_words and (self.max_tokens is None or counts.count(start, end) <= self.max_tokens)
@@ -142,3 +169,9 @@ class AdaptiveChunker(Chunker):
             else:
                 out.append(pending)
         return [(s, e) for s, e, _ in out]
+
+
+def _generator_titles(model: str) -> HeaderFn:
+    from biochunk.generation.rewrite import Rewriter
+
+    return Rewriter(model, "chunk.generator").titles

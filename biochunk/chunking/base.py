@@ -124,6 +124,7 @@ def _load_builtin() -> None:
         adaptive,
         breakpoints,
         cluster,
+        proposition,
         recursive,
         semchunk_chunker,
         structural,

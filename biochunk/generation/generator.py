@@ -71,8 +71,19 @@ def finetune(lm: LoadedLM, examples: Sequence[tuple[str, str, str]], steps: int,
 
 
 @torch.no_grad()
-def generate(lm: LoadedLM, prefix: str, suffixes: Sequence[str], max_new_tokens: int, batch_size: int) -> list[str]:
-    """Greedy decoding of ``prefix + suffix`` for every suffix, the prefix encoded once.
+def generate(
+    lm: LoadedLM,
+    prefix: str,
+    suffixes: Sequence[str],
+    max_new_tokens: int,
+    batch_size: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> list[str]:
+    """Decoding of ``prefix + suffix`` for every suffix, the prefix encoded once.
+
+    Greedy when ``temperature`` is 0; otherwise sampled at that temperature, seeded per
+    batch (``seed`` + batch number), so a second run gives the same text.
 
     The shared prefix (instruction, relations, worked examples) is most of every prompt;
     its key/value cache is computed once and copied into each batch, so only the short
@@ -97,12 +108,16 @@ def generate(lm: LoadedLM, prefix: str, suffixes: Sequence[str], max_new_tokens:
         if cache is not None:
             past = copy.deepcopy(cache)
             past.batch_repeat_interleave(len(idx))
+        sampling: dict = {"do_sample": False}
+        if temperature > 0:
+            torch.manual_seed(seed + s)
+            sampling = {"do_sample": True, "temperature": temperature}
         gen = model.generate(
             input_ids=ids,
             attention_mask=mask,
             past_key_values=past,
             max_new_tokens=max_new_tokens,
-            do_sample=False,
+            **sampling,
             pad_token_id=tok.pad_token_id,
             eos_token_id=tok.eos_token_id,
         )
