@@ -10,7 +10,9 @@ does, and reports, with 95% bootstrap intervals over test sentences:
 - relation_hit@1 / @k: the selected top-1 / top-k chunks carry the gold relation (the
   signal that separates chunking strategies when the generator is a small CPU model);
 - complete@1: the top-1 chunk holds the head, a trigger and the tail of the sentence it was
-  cut from (self-contained relational evidence, what propositions aim at).
+  cut from (self-contained relational evidence, what propositions aim at);
+- relation_hit@k_cap<m>: relation_hit@k with at most m chunks per source sentence in the
+  top-k (``rank.max_per_doc``), against near-duplicate windows crowding the top-k.
 
 Embeddings are cached by chunk text across rungs (the fixed windows recur in every pool),
 so the ladder costs little more than one embedding pass over the distinct chunks. The
@@ -75,7 +77,7 @@ def complete(text: str, head: str, tail: str, lexicon) -> bool:
     return head.lower() in low and tail.lower() in low and bool(find_triggers(tokens(text), lexicon))
 
 
-def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None) -> list[dict]:
+def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, caps: list[int]) -> list[dict]:
     base = params.section("chunk", data={})
     triples = read_triples(data, ("train", "test"))
     train, test = triples[triples.split == "train"], triples[triples.split == "test"]
@@ -96,16 +98,23 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None) 
         cv = enc.encode([c.text for c in chunks])
         selector = pool_selector([json.dumps(c.metadata) for c in chunks], cp.ranking, cp.top_n, k)
         depth = max(k, cp.top_n) if selector else k
-        ranked = rank_inputs(build_index(cv), queries, qv, [c.chunk_id for c in chunks], [c.doc_id for c in chunks], k, selector, depth)
+        index, ids, docs_of = build_index(cv), [c.chunk_id for c in chunks], [c.doc_id for c in chunks]
         by_id = {c.chunk_id: c for c in chunks}
-        lists = ranked.sort_values(["input_id", "rank"]).groupby("input_id")["chunk_id"].agg(list).reindex(queries["id"])
-        rel = np.array([[bool(set(by_id[c].labels) & g) for c in cs] for cs, g in zip(lists, gold)], dtype=float)
+
+        def hits(ranked: pd.DataFrame) -> tuple[pd.Series, np.ndarray]:
+            lists = ranked.sort_values(["input_id", "rank"]).groupby("input_id")["chunk_id"].agg(list).reindex(queries["id"])
+            return lists, np.array([[bool(set(by_id[c].labels) & g) for c in cs] for cs, g in zip(lists, gold)], dtype=float)
+
+        lists, rel = hits(rank_inputs(index, queries, qv, ids, docs_of, k, selector, depth))
+        capped = {m: hits(rank_inputs(index, queries, qv, ids, docs_of, k, selector, depth * 4, m))[1] for m in caps}
         comp = np.array(
             [complete(by_id[cs[0]].text, first.loc[by_id[cs[0]].doc_id, "head"], first.loc[by_id[cs[0]].doc_id, "tail"], lexicon) for cs in lists],
             dtype=float,
         )
         row = {"rung": name, "chunks": len(chunks), "paper_f1": paper, "seconds": round(time.time() - t0, 1)}
-        for key, vals in (("relation_hit@1", rel[:, 0]), (f"relation_hit@{k}", rel.max(axis=1)), ("complete@1", comp)):
+        measures = [("relation_hit@1", rel[:, 0]), (f"relation_hit@{k}", rel.max(axis=1)), ("complete@1", comp)]
+        measures += [(f"relation_hit@{k}_cap{m}", r.max(axis=1)) for m, r in capped.items()]
+        for key, vals in measures:
             lo, hi = bootstrap_ci(vals, np.mean, n_boot, 42)
             row.update({key: float(vals.mean()), f"{key}_ci_low": lo, f"{key}_ci_high": hi})
         log.info("%s", {a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items() if "ci" not in a})
@@ -113,7 +122,7 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None) 
     return rows
 
 
-def plot(rows: list[dict], k: int, title: str, path: Path) -> None:
+def plot(rows: list[dict], k: int, title: str, path: Path, caps: list[int]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,10 +131,13 @@ def plot(rows: list[dict], k: int, title: str, path: Path) -> None:
     names = [r["rung"] for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(11, 4.5))
-    for off, key, color in ((-0.2, "relation_hit@1", "tab:blue"), (0.2, f"relation_hit@{k}", "tab:orange")):
+    keys = ["relation_hit@1", f"relation_hit@{k}"] + [f"relation_hit@{k}_cap{m}" for m in caps[:1]]
+    width = 0.8 / len(keys)
+    for n, (key, color) in enumerate(zip(keys, ("tab:blue", "tab:orange", "tab:green"))):
         val = np.array([r[key] for r in rows])
         err = np.array([[r[key] - r[f"{key}_ci_low"] for r in rows], [r[f"{key}_ci_high"] - r[key] for r in rows]])
-        ax.bar(x + off, val, 0.4, yerr=err, capsize=3, label=f"{key} (this pipeline, MiniLM)", color=color)
+        off = (n - (len(keys) - 1) / 2) * width
+        ax.bar(x + off, val, width, yerr=err, capsize=3, label=f"{key} (this pipeline, MiniLM)", color=color)
     ax.plot(x, [r["paper_f1"] / 100 for r in rows], "k*--", label="paper end-to-end F1 / 100 (Llama-2-13B)")
     ax.set_xticks(x, names, rotation=20, ha="right")
     ax.set(ylim=(0, 1), ylabel="share of test sentences", title=title)
@@ -144,12 +156,15 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--rungs", nargs="*", help="only these rungs (names as in the table)")
     ap.add_argument("--out", type=Path, help="JSON table (default metrics/ablation-<dataset>.json)")
+    ap.add_argument("--caps", type=int, nargs="*", default=[1], help="rank.max_per_doc values to measure relation_hit@k under")
     args = ap.parse_args()
-    rows = run(args.data, args.dataset, args.k, args.bootstrap, args.rungs)
+    rows = run(args.data, args.dataset, args.k, args.bootstrap, args.rungs, args.caps)
     out = args.out or Path("metrics") / f"ablation-{args.dataset}.json"
     write_json({"dataset": args.dataset, "k": args.k, "rungs": rows}, out)
-    plot(rows, args.k, f"{args.dataset}: chunk selection ablation (test split)", Path("plots") / f"ablation-{args.dataset}.png")
-    print(pd.DataFrame(rows)[["rung", "chunks", "relation_hit@1", f"relation_hit@{args.k}", "complete@1", "paper_f1", "seconds"]].to_markdown(index=False, floatfmt=".3f"))
+    plot(rows, args.k, f"{args.dataset}: chunk selection ablation (test split)", Path("plots") / f"ablation-{args.dataset}.png", args.caps)
+    capped = [f"relation_hit@{args.k}_cap{m}" for m in args.caps]
+    cols = ["rung", "chunks", "relation_hit@1", f"relation_hit@{args.k}", *capped, "complete@1", "paper_f1", "seconds"]
+    print(pd.DataFrame(rows)[cols].to_markdown(index=False, floatfmt=".3f"))
 
 
 if __name__ == "__main__":

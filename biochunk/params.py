@@ -172,9 +172,11 @@ class EmbedParams:
 class RankParams:
     top_k: int = 5
     use_gpu: str = "auto"  # faiss-gpu when installed and CUDA is present
+    max_per_doc: int | None = None  # at most this many chunks of one source document in the top-k (null: no cap)
 
     def validate(self, s: str) -> None:
         _between(f"{s}.top_k", self.top_k, 1, 1000)
+        _between(f"{s}.max_per_doc", self.max_per_doc, 1, None)
         _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
 
 

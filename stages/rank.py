@@ -14,6 +14,7 @@ from biochunk.retrieval.dense import load_index
 from biochunk.retrieval.rank import pool_selector, rank_inputs
 
 log = logging.getLogger("rank")
+DIVERSITY_DEPTH = 4  # pool = 4 x top-k when rank.max_per_doc is set
 
 
 def main() -> None:
@@ -37,7 +38,10 @@ def main() -> None:
     index = load_index(args.embeddings / "chunks.faiss", p.use_gpu)
     selector = pool_selector(chunks["metadata"].tolist(), cp.ranking, cp.top_n, p.top_k)
     depth = max(p.top_k, cp.top_n) if selector else p.top_k
-    df = rank_inputs(index, sents, q, chunk_ids, chunks["doc_id"].astype(str).tolist(), p.top_k, selector, depth)
+    # A per-document cap needs a deeper pool to find chunks of other documents.
+    depth *= DIVERSITY_DEPTH if p.max_per_doc else 1
+    docs = chunks["doc_id"].astype(str).tolist()
+    df = rank_inputs(index, sents, q, chunk_ids, docs, p.top_k, selector, depth, p.max_per_doc)
     write_table(df, args.out, RANKINGS)
     log.info("ranked %d inputs (top %d of %d chunks)", len(sents), p.top_k, len(chunk_ids))
 

@@ -46,3 +46,20 @@ def test_hybrid_pool_selection_gives_a_proposition_slot_two():
     plain = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ["a", "b", "c"], ["x", "y", "z"], k=2)
     assert plain.chunk_id.tolist() == ["a", "b"]
     assert pool_selector([json.dumps({})] * 3, "bias", 5, 2) is None  # non-hybrid chunks: dense order stands
+
+
+def test_cap_per_doc_moves_the_overflow_behind() -> None:
+    from biochunk.retrieval.rank import cap_per_doc
+
+    docs = ["a", "a", "b", "a", "c"]
+    assert cap_per_doc([0, 1, 2, 3, 4], docs, 1) == [0, 2, 4, 1, 3]
+    assert cap_per_doc([0, 1, 2, 3, 4], docs, 2) == [0, 1, 2, 4, 3]
+    assert cap_per_doc([3, 1, 0], docs, 1) == [3, 1, 0], "the top-k is never left short"
+
+
+def test_rank_inputs_caps_chunks_per_source_sentence():
+    chunks = _unit([[1, 0], [0.99, 0.01], [0.98, 0.02], [0.5, 0.5]])
+    inputs = pd.DataFrame({"id": ["q"], "split": ["test"]})
+    args = (build_index(chunks), inputs, _unit([[1, 0]]), ["a#0", "a#1", "a#2", "b#0"], ["a", "a", "a", "b"])
+    assert rank_inputs(*args, k=2).chunk_id.tolist() == ["a#0", "a#1"]
+    assert rank_inputs(*args, k=2, depth=4, max_per_doc=1).chunk_id.tolist() == ["a#0", "b#0"]

@@ -41,6 +41,21 @@ def pool_selector(metadata: Sequence[str], ranking: str, top_n: int, k: int) -> 
     return selector
 
 
+def cap_per_doc(order: Sequence[int], docs: Sequence[str], cap: int) -> list[int]:
+    """``order`` with at most ``cap`` chunks per source document first, the overflow after.
+
+    Overlapping windows of one sentence are near-duplicates in embedding space and crowd
+    the top-k with one piece of evidence; moving the overflow behind keeps the order
+    among what stays and never leaves the top-k short.
+    """
+    seen: dict[str, int] = {}
+    kept, overflow = [], []
+    for j in order:
+        seen[docs[j]] = seen.get(docs[j], 0) + 1
+        (kept if seen[docs[j]] <= cap else overflow).append(j)
+    return kept + overflow
+
+
 def rank_inputs(
     index,
     inputs: pd.DataFrame,
@@ -50,13 +65,16 @@ def rank_inputs(
     k: int,
     selector: Selector | None = None,
     depth: int | None = None,
+    max_per_doc: int | None = None,
 ) -> pd.DataFrame:
     """Rankings rows (split, input_id, rank, chunk_id, score, ranker="dense").
 
     A training sentence's own chunks are excluded, since the memory is built from the
     training split: otherwise every training input would retrieve itself and the scorer
     and generator would learn from evidence they never see at test time. With a
-    ``selector``, the ``depth`` most similar chunks form the pool it reorders.
+    ``selector``, the ``depth`` most similar chunks form the pool it reorders; with
+    ``max_per_doc``, at most that many chunks of one source document come before
+    chunks of other documents (``cap_per_doc``).
     """
     by_doc: dict[str, set[int]] = {}
     for i, d in enumerate(chunk_docs):
@@ -68,6 +86,8 @@ def rank_inputs(
         keep = ids[r] >= 0
         pool, sims = ids[r][keep].tolist(), scores[r][keep].tolist()
         order = selector(pool, sims) if selector is not None and pool else list(range(len(pool)))
+        if max_per_doc is not None:
+            order = cap_per_doc(order, [chunk_docs[c] for c in pool], max_per_doc)
         for rank, j in enumerate(order[:k], 1):
             rows.append((split, iid, rank, chunk_ids[pool[j]], float(sims[j]), "dense"))
     return pd.DataFrame(rows, columns=["split", "input_id", "rank", "chunk_id", "score", "ranker"])
