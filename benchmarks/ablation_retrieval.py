@@ -36,7 +36,7 @@ from biochunk import chunking, params
 from biochunk.chunking.biomedical.triggers import dataset_lexicon, find_triggers
 from biochunk.chunking.biomedical.words import tokens
 from biochunk.corpus import inputs, memory_documents, read_triples
-from biochunk.embedding import Encoder
+from biochunk.embedding import Encoder, MemoEncoder
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import write_json
 from biochunk.retrieval.dense import build_index
@@ -57,21 +57,6 @@ LADDER = [
 ]
 
 
-class CachedEncoder:
-    """Encodes each distinct text once across all rungs."""
-
-    def __init__(self, encoder: Encoder):
-        self.encoder = encoder
-        self.cache: dict[str, np.ndarray] = {}
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        new = sorted({t for t in texts if t not in self.cache})
-        if new:
-            for t, v in zip(new, self.encoder.encode(new, progress=True)):
-                self.cache[t] = v
-        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.encoder.dim), np.float32)
-
-
 def complete(text: str, head: str, tail: str, lexicon) -> bool:
     low = text.lower()
     return head.lower() in low and tail.lower() in low and bool(find_triggers(tokens(text), lexicon))
@@ -84,7 +69,7 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, 
     docs = memory_documents(train)
     first = train.drop_duplicates("id").set_index("id")
     lexicon = dataset_lexicon(dataset)
-    enc = CachedEncoder(Encoder("minilm"))
+    enc = MemoEncoder(Encoder("minilm"))
     queries = inputs(test)
     qv = enc.encoder.encode(queries["sentence"].tolist(), progress=True)
     gold = test.groupby("id")["relation"].agg(set).reindex(queries["id"]).tolist()
@@ -95,7 +80,7 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, 
         t0 = time.time()
         cp = dataclasses.replace(base, **overrides)
         chunks = chunking.chunk_corpus(docs, chunking.build(cp, enc, dataset=dataset))
-        cv = enc.encode([c.text for c in chunks])
+        cv = enc.encode([c.text for c in chunks], progress=True)
         selector = pool_selector([json.dumps(c.metadata) for c in chunks], cp.ranking, cp.top_n, k)
         depth = max(k, cp.top_n) if selector else k
         index, ids, docs_of = build_index(cv), [c.chunk_id for c in chunks], [c.doc_id for c in chunks]

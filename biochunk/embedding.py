@@ -57,3 +57,26 @@ class Encoder:
             show_progress_bar=progress,
         )
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+
+class MemoEncoder:
+    """An ``Encoder`` that embeds each distinct text once across calls.
+
+    For runs that embed the same units many times over (every breakpoint chunker embeds
+    the same sentences; the ablation rungs share their fixed windows). Every other
+    attribute (``model_name``, ``model``, ``dim``) is the wrapped encoder's.
+    """
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.cache: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.encoder, name)
+
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        new = sorted({t for t in texts if t not in self.cache})
+        if new:
+            for t, v in zip(new, self.encoder.encode(new, progress=progress)):
+                self.cache[t] = v
+        return np.stack([self.cache[t] for t in texts]) if len(texts) else np.zeros((0, self.encoder.dim), np.float32)

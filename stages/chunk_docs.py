@@ -1,7 +1,10 @@
 """Stage chunk_docs: every chunk_docs method over whole documents; sizes, speed and cut answers.
 
 Each method runs with the chunk.* settings (chunk.method replaced) on the converted
-DOCUMENTS table; all chunkers share one encoder, loaded before any clock starts.
+DOCUMENTS table; all chunkers share one encoder, loaded before any clock starts, that
+embeds each distinct unit once: the breakpoint and structural chunkers embed the same
+sentences, so a later method's seconds leave out what an earlier one embedded (chunking
+speed is measured apart, by benchmarks/chunking_speed.py).
 Where the dataset has extractive answers (ANSWERS, COVID-QA), it also counts the
 gold answers that no single chunk holds whole.
 """
@@ -15,7 +18,7 @@ import pandas as pd
 from biochunk import cli, params
 from biochunk.chunking import get
 from biochunk.chunking.sizing import make_counter
-from biochunk.embedding import Encoder
+from biochunk.embedding import Encoder, MemoEncoder
 from biochunk.evaluation import chunking as evaluation
 from biochunk.io import ANSWERS, CHUNKS, DOCUMENTS, atomic_path, read_table, write_json, write_table
 
@@ -39,7 +42,7 @@ def main() -> None:
     answers = read_table(args.data / "answers.parquet", ANSWERS) if has_answers else None
 
     # Building an Encoder loads no weights; the model is loaded before any method's clock starts.
-    encoder = Encoder(ep.model, ep.batch_size, ep.device)
+    encoder = MemoEncoder(Encoder(ep.model, ep.batch_size, ep.device))
     load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
     log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
     runs = evaluation.run_methods(docs, cp, dp.methods, encoder)
@@ -51,6 +54,8 @@ def main() -> None:
         "megabytes": sum(len(d.text.encode("utf-8")) for d in docs) / 1e6,
         "answers": int(answers["doc_id"].isin({d.doc_id for d in docs}).sum()) if has_answers else 0,
         "encoder_load_seconds": load_s,
+        # Each distinct unit is embedded once for all methods: seconds are not speeds.
+        "embeddings_shared_across_methods": True,
     }
     write_table(pd.concat([r.chunks for r in runs], ignore_index=True), args.out, CHUNKS)
     write_json(metrics, args.metrics)

@@ -972,3 +972,16 @@ def test_proposition_from_params_with_the_offline_generator() -> None:
     props = first[0].metadata["propositions"]
     assert props and all(p[0].strip() and (p[1], p[2]) == (0, len(text)) for p in props)
     assert chunker.chunk(text) == first, "seeded sampling (temperature 0.2) gives the same propositions again"
+
+
+def test_memo_encoder_embeds_each_distinct_text_once() -> None:
+    from biochunk.embedding import MemoEncoder
+
+    inner = MockEncoder()
+    memo = MemoEncoder(inner)
+    first = memo.encode(["a b", "c", "a b"])
+    again = memo.encode(["c", "d"])
+    assert inner.calls == [["a b", "c"], ["d"]], "repeats within and across calls are not embedded again"
+    np.testing.assert_array_equal(first[0], first[2])
+    np.testing.assert_array_equal(again[0], first[1])
+    assert memo.model_name == "mock" and memo.encode([]).shape == (0, 32)
