@@ -77,6 +77,8 @@ class MemoEncoder:
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         new = sorted({t for t in texts if t not in self.cache})
         if new:
-            for t, v in zip(new, self.encoder.encode(new, progress=progress)):
+            # Chunkers' embed functions take texts only; pass progress on only when asked.
+            vecs = self.encoder.encode(new, progress=True) if progress else self.encoder.encode(new)
+            for t, v in zip(new, vecs):
                 self.cache[t] = v
         return np.stack([self.cache[t] for t in texts]) if len(texts) else np.zeros((0, self.encoder.dim), np.float32)
