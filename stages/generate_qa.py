@@ -45,19 +45,37 @@ def main() -> None:
             for i, q, refs in zip(pool["id"], pool["question"], pool["references"])
             if (i, method) in texts
         ][: qp.n_examples]
-        parts = [prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, texts.get((i, method), "")))) for i, q in zip(answered["id"], answered["question"])]
+        parts = [
+            prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, texts.get((i, method), ""))))
+            for i, q in zip(answered["id"], answered["question"])
+        ]
         prefix = parts[0][0] if parts else ""
         t0 = time.perf_counter()
         raw = generator.generate(lm, prefix, [s for _, s in parts], qp.max_new_tokens, gp.gen_batch_size)
         seconds = time.perf_counter() - t0
         for qid, (a, b), text in zip(answered["id"], parts, raw):
-            rows.append({"question_id": qid, "method": method, "prompt": a + b, "raw_output": text, "answer": parse_answer(text), "yesno": parse_yesno(text)})
+            rows.append(
+                {
+                    "question_id": qid,
+                    "method": method,
+                    "prompt": a + b,
+                    "raw_output": text,
+                    "answer": parse_answer(text),
+                    "yesno": parse_yesno(text),
+                }
+            )
         n_tokens = sum(len(lm.tokenizer(t, add_special_tokens=False).input_ids) for t in raw)
         report["methods"][method] = {
             "examples": len(examples), "answers": len(raw), "empty_answers": sum(not parse_answer(t) for t in raw),
             "seconds": seconds, "generated_tokens_per_s": n_tokens / seconds if seconds else 0.0,
         }  # fmt: skip
-        log.info("%s: %d answers in %.0f s (%.1f generated tokens/s)", method, len(raw), seconds, report["methods"][method]["generated_tokens_per_s"])
+        log.info(
+            "%s: %d answers in %.0f s (%.1f generated tokens/s)",
+            method,
+            len(raw),
+            seconds,
+            report["methods"][method]["generated_tokens_per_s"],
+        )
     df = pd.DataFrame(rows, columns=QA_ANSWERS.names)
     report["model"] = gp.model
     with atomic_path(args.out) as tmp:

@@ -55,7 +55,10 @@ def main() -> None:
     report = {
         "dataset": args.dataset,
         "example_split": source,
-        "questions": {"answered": int((questions["role"] == "answer").sum()), "example_candidates": int((questions["role"] == "example").sum())},
+        "questions": {
+            "answered": int((questions["role"] == "answer").sum()),
+            "example_candidates": int((questions["role"] == "example").sum()),
+        },
         "items_dropped": data.dropped,
         "corpus": {"mode": qp.corpus, "documents": len(corpus)},
         "chunks": chunks.groupby("method").size().to_dict(),
@@ -70,7 +73,14 @@ def main() -> None:
         write_table(found, tmp / "contexts.parquet", QA_CONTEXTS)
         write_json(report, tmp / "report.json")
     for method, h in report["gold_document_hits"].items():
-        log.info("%-10s %6d chunks, gold document in top-1 %.3f, in top-%d %.3f", method, report["chunks"][method], h["gold_doc_hit@1"], qp.top_k, h["gold_doc_hit@k"])
+        log.info(
+            "%-10s %6d chunks, gold document in top-1 %.3f, in top-%d %.3f",
+            method,
+            report["chunks"][method],
+            h["gold_doc_hit@1"],
+            qp.top_k,
+            h["gold_doc_hit@k"],
+        )
 
 
 if __name__ == "__main__":

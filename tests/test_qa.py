@@ -4,6 +4,7 @@ parsing, ANOVA / Tukey on a toy design, and the QA views of the datasets."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from biochunk.generation.qa import (
     prompt_parts,
     qa_user,
 )
+from tests.conftest import ROOT
 
 # --- ROUGE-SU4 (hand-computed) ---
 
@@ -150,8 +152,14 @@ def test_prompt_has_system_role_examples_and_question_with_shared_prefix():
     ex = [Turn(qa_user("Is water wet?", "[1] Water is wet."), "yes")]
     prefix, suffix = prompt_parts(ChatMLTokenizer(), SYSTEM_QA, ex, Turn(qa_user("What is BRCA1?", "[1] BRCA1 is a gene.")))
     assert prefix.startswith(f"<|im_start|>system\n{SYSTEM_QA}<|im_end|>")
-    assert "<|im_start|>user\nContext:\n[1] Water is wet.\n\nQuestion: Is water wet?<|im_end|>\n<|im_start|>assistant\nyes<|im_end|>" in prefix
-    assert suffix == "<|im_start|>user\nContext:\n[1] BRCA1 is a gene.\n\nQuestion: What is BRCA1?<|im_end|>\n<|im_start|>assistant\n"
+    assert (
+        "<|im_start|>user\nContext:\n[1] Water is wet.\n\nQuestion: Is water wet?<|im_end|>\n<|im_start|>assistant\nyes<|im_end|>"
+        in prefix
+    )
+    assert (
+        suffix
+        == "<|im_start|>user\nContext:\n[1] BRCA1 is a gene.\n\nQuestion: What is BRCA1?<|im_end|>\n<|im_start|>assistant\n"
+    )
     # Another question under the same examples shares the prefix exactly (one KV cache per method).
     assert prompt_parts(ChatMLTokenizer(), SYSTEM_QA, ex, Turn("other"))[0] == prefix
 
@@ -249,7 +257,12 @@ def test_bioasq_snippets_regroup_by_record_without_contained_spans():
             "question_id": ["q1", "q1", "q2", "q2"],
             "snippet_id": ["a", "b", "c", "d"],
             "text": ["Abstract sentence two.", "Title here", "sentence two", "Other record."],
-            "document": ["http://www.ncbi.nlm.nih.gov/pubmed/1", "http://www.ncbi.nlm.nih.gov/pubmed/1", "http://www.ncbi.nlm.nih.gov/pubmed/1", "http://www.ncbi.nlm.nih.gov/pubmed/2"],
+            "document": [
+                "http://www.ncbi.nlm.nih.gov/pubmed/1",
+                "http://www.ncbi.nlm.nih.gov/pubmed/1",
+                "http://www.ncbi.nlm.nih.gov/pubmed/1",
+                "http://www.ncbi.nlm.nih.gov/pubmed/2",
+            ],
             "begin_section": ["abstract", "title", "abstract", "abstract"],
             "end_section": ["abstract", "title", "abstract", "abstract"],
             "offset_begin": [0, 0, 9, 0],
@@ -258,3 +271,77 @@ def test_bioasq_snippets_regroup_by_record_without_contained_spans():
     )
     docs = qa_data.snippet_documents(snippets).set_index("doc_id")["text"].to_dict()
     assert docs == {"1": "Title here\nAbstract sentence two.", "2": "Other record."}
+
+
+# --- ADE through the RAG flow ---
+
+
+def test_binary_prf_hand_computed():
+    from biochunk.generation import classify
+
+    y = np.array([1, 1, 1, 0, 0, 0])
+    p = np.array([1, 1, 0, 1, 0, 0])  # tp 2, fp 1, fn 1
+    m = classify.prf(y, p)
+    assert (m["tp"], m["fp"], m["fn"]) == (2, 1, 1)
+    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3) and m["f1"] == pytest.approx(2 / 3)
+    assert m["accuracy"] == pytest.approx(4 / 6)
+
+
+def test_unparsed_replies_count_as_no_and_intervals_bracket_the_score():
+    from biochunk.generation import classify
+
+    y = [1, 1, 0, 0] * 10
+    p = [1, -1, 0, 1] * 10  # -1 (unparsable) is scored as "no"
+    s = classify.scores(y, p, n_boot=500, seed=3)
+    assert s["precision"] == pytest.approx(0.5) and s["recall"] == pytest.approx(0.5)
+    assert s["f1_ci_low"] <= s["f1"] <= s["f1_ci_high"]
+    assert classify.scores(y, p, n_boot=500, seed=3) == s  # seeded
+
+
+def test_evidence_vote_and_balanced_examples():
+    from biochunk.generation import classify
+
+    assert classify.vote([("a", True), ("b", True), ("c", False)]) == 1
+    assert classify.vote([("a", True), ("b", False)]) == 0  # a tie is no
+    assert classify.vote([]) == 0
+    train = pd.DataFrame({"id": [f"s{i}" for i in range(10)], "text": [f"t{i}" for i in range(10)], "label": [1, 0] * 5})
+    ex = classify.pick_examples(train, 3, seed=0)
+    assert list(ex["label"]) == [1, 0, 1] and ex["id"].is_unique
+
+
+# --- params ---
+
+
+@pytest.mark.parametrize(
+    "section, raw, message",
+    [
+        ("data", {"datasets": ["embedded"], "qa": ["bioasq"]}, "data.qa: 'bioasq' must also be listed in data.datasets"),
+        ("data", {"datasets": ["embedded", "plos"], "qa": ["plos"]}, "data.qa: unknown value 'plos'; allowed: bioasq, covidqa"),
+        (
+            "data",
+            {"datasets": ["embedded", "scifact"], "classification": ["scifact"]},
+            "data.classification: unknown value 'scifact'",
+        ),
+        ("qa", {"methods": ["fixed", "nope"]}, "qa.methods: unknown value 'nope'"),
+        ("qa", {"methods": []}, "qa.methods must name at least one chunk method"),
+        ("qa", {"corpus": "all"}, "qa.corpus: unknown value 'all'; allowed: pooled, sampled"),
+        ("qa", {"retriever": "bm25"}, "qa.retriever: unknown value 'bm25'; allowed: dense"),
+        ("qa", {"context_words": 0}, "qa.context_words must be in [1, 4000], got 0"),
+        ("evaluate_qa", {"bertscore_layers": 0}, "evaluate_qa.bertscore_layers must be in [1, 100], got 0"),
+        ("classify", {"max_inputs": 0}, "classify.max_inputs must be in [1, inf], got 0"),
+    ],
+)
+def test_bad_qa_params_name_the_key(section, raw, message):
+    from biochunk import params
+    from biochunk.errors import UserError
+
+    with pytest.raises(UserError, match=re.escape(message)):
+        params.parse(params.SECTIONS[section], raw, section)
+
+
+def test_default_params_keep_qa_and_classification_off():
+    from biochunk import params
+
+    data = params.section("data", ROOT / "params.yaml")
+    assert data.qa == [] and data.classification == []
+    assert params.section("qa", ROOT / "params.yaml").methods == ["fixed", "recursive", "adaptive", "cluster"]

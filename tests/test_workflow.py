@@ -116,7 +116,13 @@ def test_metrics_diff_says_when_nothing_changed(tiny_repo):
 
 def test_metrics_diff_fails_with_dvc_message_on_unknown_revision(tiny_repo):
     repo, env = tiny_repo
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "no-such-rev", "--repo", str(repo)], cwd=repo, env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "no-such-rev", "--repo", str(repo)],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "error: dvc metrics diff no-such-rev failed" in r.stderr
 
 
@@ -144,7 +150,26 @@ def test_dvc_plots_show_renders_with_the_offline_template(tiny_repo, tmp_path):
     (repo / "sizes.csv").write_text("method,value,ci_low,ci_high,metric\nfixed,0.2,0.1,0.3,f1\nadaptive,0.4,0.3,0.5,f1\n")
     shutil.copytree(ROOT / ".dvc" / "plots", repo / ".dvc" / "plots", dirs_exist_ok=True)
     out = tmp_path / "out"
-    _sh(["dvc", "plots", "show", "sizes.csv", "-x", "value", "-y", "method", "--template", "bars_ci", "--html-template", str(TEMPLATE), "-o", str(out)], repo, env)
+    _sh(
+        [
+            "dvc",
+            "plots",
+            "show",
+            "sizes.csv",
+            "-x",
+            "value",
+            "-y",
+            "method",
+            "--template",
+            "bars_ci",
+            "--html-template",
+            str(TEMPLATE),
+            "-o",
+            str(out),
+        ],
+        repo,
+        env,
+    )
     html = (out / "index.html").read_text()
     assert "vegaEmbed(" in html and '"ci_low"' in html
     assert not [s for s in _script_srcs(html) if re.match(r"(https?:)?//", s)]
@@ -173,8 +198,16 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
     if node is None:
         pytest.skip("node not installed: the inlined libraries are exercised only where node exists")
     rows = {
-        "bars_ci": ("value", "method", [{"method": "fixed", "metric": "f1", "value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "rev": "workspace"}]),
-        "scatter_pr": ("recall", "precision", [{"method": "fixed", "metric": "rouge2", "recall": 0.2, "precision": 0.3, "rev": "workspace"}]),
+        "bars_ci": (
+            "value",
+            "method",
+            [{"method": "fixed", "metric": "f1", "value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "rev": "workspace"}],
+        ),
+        "scatter_pr": (
+            "recall",
+            "precision",
+            [{"method": "fixed", "metric": "rouge2", "recall": 0.2, "precision": 0.3, "rev": "workspace"}],
+        ),
         "histogram": ("n_tokens", "chunks", [{"method": "fixed", "n_tokens": 5, "chunks": 10, "rev": "workspace"}]),
     }
     specs = {}
@@ -187,6 +220,11 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
         specs[name] = spec
     (tmp_path / "specs.json").write_text(json.dumps(specs))
     (tmp_path / "check.js").write_text(NODE_CHECK)
-    r = subprocess.run([node, str(tmp_path / "check.js"), str(TEMPLATE), str(tmp_path / "specs.json")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [node, str(tmp_path / "check.js"), str(TEMPLATE), str(tmp_path / "specs.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(" ok ") == 3

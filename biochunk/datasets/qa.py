@@ -54,11 +54,14 @@ def snippet_documents(snippets: pd.DataFrame) -> pd.DataFrame:
     (BioASQ repeats passages across questions, often as sub-spans).
     """
     s = snippets.assign(doc_id=snippets["document"].map(pmid), order=snippets["begin_section"].map(SECTION_ORDER).fillna(2))
-    s = s.drop_duplicates(["doc_id", "text"]).sort_values(["doc_id", "order", "offset_begin", "offset_end"], ascending=[True, True, True, False])
+    s = s.drop_duplicates(["doc_id", "text"]).sort_values(
+        ["doc_id", "order", "offset_begin", "offset_end"], ascending=[True, True, True, False]
+    )
     rows = []
     for doc_id, g in s.groupby("doc_id", sort=True):
         kept, reach = [], {}
-        for text, sec, sec2, b, e in zip(g["text"], g["begin_section"], g["end_section"], g["offset_begin"], g["offset_end"]):
+        # Sorted by begin, so a snippet lies inside a kept one when it ends before the furthest end.
+        for text, sec, sec2, e in zip(g["text"], g["begin_section"], g["end_section"], g["offset_end"]):
             if sec == sec2 and e <= reach.get(sec, -1):
                 continue  # inside a kept snippet of the same section
             if sec == sec2:
@@ -73,11 +76,15 @@ def _bioasq(questions: pd.DataFrame, snippets: pd.DataFrame) -> QAData:
     q = questions.assign(
         references=questions["ideal_answer"].map(lambda a: [x.strip() for x in a if x and x.strip()]),
         doc_ids=questions["id"].map(docs).map(lambda d: d if isinstance(d, list) else []),
-        exact=questions.apply(lambda r: r["exact_answer"][0].lower() if r["type"] == "yesno" and len(r["exact_answer"]) else "", axis=1),
+        exact=questions.apply(
+            lambda r: r["exact_answer"][0].lower() if r["type"] == "yesno" and len(r["exact_answer"]) else "", axis=1
+        ),
     )
     no_ref = q["references"].map(len) == 0
     items = q[~no_ref].rename(columns={"body": "question"})
-    return QAData(items[QA_ITEMS.names].reset_index(drop=True), snippet_documents(snippets), {"no ideal answer": int(no_ref.sum())})
+    return QAData(
+        items[QA_ITEMS.names].reset_index(drop=True), snippet_documents(snippets), {"no ideal answer": int(no_ref.sum())}
+    )
 
 
 def _covidqa(documents: pd.DataFrame, answers: pd.DataFrame, seed: int) -> QAData:

@@ -50,7 +50,15 @@ def tukey(scores: pd.DataFrame, metric: str, alpha: float = 0.05) -> list[dict[s
     rows = []
     for g1, g2, diff, p, lo, hi, reject in table[1:]:
         rows.append(
-            {"a": str(g1), "b": str(g2), "mean_diff": _num(diff), "p_adj": _num(p), "ci_low": _num(lo), "ci_high": _num(hi), "reject": bool(reject)}
+            {
+                "a": str(g1),
+                "b": str(g2),
+                "mean_diff": _num(diff),
+                "p_adj": _num(p),
+                "ci_low": _num(lo),
+                "ci_high": _num(hi),
+                "reject": bool(reject),
+            }
         )
     return rows
 
@@ -84,8 +92,8 @@ def to_markdown(report: dict[str, Any], title: str) -> str:
         if r["tukey"]:
             lines += ["Tukey HSD:", "", "| A | B | mean(B) − mean(A) | p adj. | 95% CI | differ |", "|---|---|---|---|---|---|"]
             for t in r["tukey"]:
-                lines.append(
-                    f"| {t['a']} | {t['b']} | {t['mean_diff']:+.4f} | {t['p_adj']:.4g} | [{t['ci_low']:.4f}, {t['ci_high']:.4f}] | {'yes' if t['reject'] else 'no'} |"
-                )
+                ci = f"[{t['ci_low']:.4f}, {t['ci_high']:.4f}]"
+                differ = "yes" if t["reject"] else "no"
+                lines.append(f"| {t['a']} | {t['b']} | {t['mean_diff']:+.4f} | {t['p_adj']:.4g} | {ci} | {differ} |")
             lines.append("")
     return "\n".join(lines) + "\n"

@@ -19,7 +19,9 @@ HEADLINE = [f"{f}_{k}" for f in FAMILIES for k in ("precision", "recall", "f1")]
 COMPARED = ["rouge2_f1", "rougesu4_f1", "bertscore_f1"]
 
 
-def score_answers(answers: pd.DataFrame, questions: pd.DataFrame, bert_model: str, bert_layers: int, bert_batch: int) -> pd.DataFrame:
+def score_answers(
+    answers: pd.DataFrame, questions: pd.DataFrame, bert_model: str, bert_layers: int, bert_batch: int
+) -> pd.DataFrame:
     """One row per (question, method): ROUGE-2, ROUGE-SU4 and BERTScore P/R/F1, and yes/no
     correctness where the question is a yes/no one (NaN elsewhere)."""
     q = questions.set_index("id")
@@ -28,7 +30,14 @@ def score_answers(answers: pd.DataFrame, questions: pd.DataFrame, bert_model: st
     scores = {**rouge_scores(cands, refs), **bertscore(cands, refs, bert_model, bert_layers, bert_batch)}
     exact = [q.at[i, "exact"] for i in answers["question_id"]]
     yesno = [float(p == e) if e else math.nan for p, e in zip(answers["yesno"], exact)]
-    return pd.DataFrame({"question_id": answers["question_id"].to_numpy(), "method": answers["method"].to_numpy(), **scores, "yesno_correct": yesno})
+    return pd.DataFrame(
+        {
+            "question_id": answers["question_id"].to_numpy(),
+            "method": answers["method"].to_numpy(),
+            **scores,
+            "yesno_correct": yesno,
+        }
+    )
 
 
 def summary(scores: pd.DataFrame, extra: pd.DataFrame | None, n_boot: int, seed: int) -> dict[str, Any]:
@@ -37,7 +46,11 @@ def summary(scores: pd.DataFrame, extra: pd.DataFrame | None, n_boot: int, seed:
     ``extra``: more per-(question, method) columns averaged the same way (retrieval hits).
     """
     table = scores if extra is None else scores.merge(extra, on=["question_id", "method"], how="left")
-    cols = HEADLINE + ["yesno_correct"] + ([c for c in extra.columns if c not in ("question_id", "method")] if extra is not None else [])
+    cols = (
+        HEADLINE
+        + ["yesno_correct"]
+        + ([c for c in extra.columns if c not in ("question_id", "method")] if extra is not None else [])
+    )
     out: dict[str, Any] = {}
     for method, g in table.groupby("method", sort=True):
         m: dict[str, Any] = {"questions": int(len(g))}
