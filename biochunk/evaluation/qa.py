@@ -115,16 +115,15 @@ def summary_png(bars: pd.DataFrame, pr: pd.DataFrame, hist: pd.DataFrame, title:
     a.set_xticks(np.arange(len(COMPARED)) + width * (len(methods) - 1) / 2, COMPARED)
     a.set(ylabel="mean over questions (95% CI)", title="answer F1 per chunk method")
     a.legend(fontsize=8)
-    markers = dict(zip(sorted(pr["metric"].unique()), "osD^v"))
+    markers = {"rouge2": "o", "rougesu4": "s", "bertscore": "D"}
     for k, method in enumerate(methods):
-        g = pr[pr["method"] == method]
-        for _, r in g.iterrows():
-            b.scatter(r["recall"], r["precision"], color=f"C{k}", marker=markers[r["metric"]], label=f"{method} {r['metric']}")
+        for _, r in pr[pr["method"] == method].iterrows():
+            b.scatter(r["recall"], r["precision"], color=f"C{k}", marker=markers.get(r["metric"], "x"))
     b.set(xlabel="recall", ylabel="precision", title="precision vs recall (o ROUGE-2, s SU4, D BERTScore)")
     for k, method in enumerate(methods):
-        g = hist[hist["method"] == method]
-        c.step(g["n_tokens"], g["chunks"], where="post", color=f"C{k}", label=method)
-    c.set(xscale="symlog", yscale="symlog", xlabel="tokens per chunk (chunk.counter)", ylabel="chunks", title="chunk sizes")
+        g = hist[(hist["method"] == method) & (hist["chunks"] > 0)]
+        c.plot(g["n_tokens"].clip(lower=1), g["chunks"], marker=".", color=f"C{k}", label=method)
+    c.set(xscale="log", yscale="log", xlabel="tokens per chunk (chunk.counter), bin start", ylabel="chunks", title="chunk sizes")
     c.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
