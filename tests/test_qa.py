@@ -345,3 +345,15 @@ def test_default_params_keep_qa_and_classification_off():
     data = params.section("data", ROOT / "params.yaml")
     assert data.qa == [] and data.classification == []
     assert params.section("qa", ROOT / "params.yaml").methods == ["fixed", "recursive", "adaptive", "cluster"]
+
+
+def test_context_holds_the_whole_extractive_answer_only():
+    from biochunk.evaluation.qa import context_holds
+
+    prompt = (
+        "<|im_start|>user\nContext:\n[1] Remdesivir blocks the polymerase.\n\nQuestion: ex?<|im_end|>\n"
+        "<|im_start|>user\nContext:\n[1] The incubation period is 4-7\ndays in most cases.\n[2] Other …\n\nQuestion: q?<|im_end|>\n"
+    )
+    assert context_holds(prompt, ["4-7 days"])  # line breaks and case do not matter
+    assert not context_holds(prompt, ["Remdesivir blocks the polymerase"])  # the example's context is not the question's
+    assert not context_holds(prompt, ["in most cases. Other"])  # spans two passages

@@ -22,22 +22,35 @@ COMPARED = ["rouge2_f1", "rougesu4_f1", "bertscore_f1"]
 def score_answers(
     answers: pd.DataFrame, questions: pd.DataFrame, bert_model: str, bert_layers: int, bert_batch: int
 ) -> pd.DataFrame:
-    """One row per (question, method): ROUGE-2, ROUGE-SU4 and BERTScore P/R/F1, and yes/no
-    correctness where the question is a yes/no one (NaN elsewhere)."""
+    """One row per (question, method): ROUGE-2, ROUGE-SU4 and BERTScore P/R/F1; yes/no
+    correctness for yes/no questions and whether the context held the answer for
+    extractive ones (NaN elsewhere)."""
     q = questions.set_index("id")
     refs = [list(q.at[i, "references"]) for i in answers["question_id"]]
     cands = [str(a) for a in answers["answer"]]
     scores = {**rouge_scores(cands, refs), **bertscore(cands, refs, bert_model, bert_layers, bert_batch)}
     exact = [q.at[i, "exact"] for i in answers["question_id"]]
     yesno = [float(p == e) if e else math.nan for p, e in zip(answers["yesno"], exact)]
+    extractive = [q.at[i, "type"] == "extractive" for i in answers["question_id"]]
+    held = [float(context_holds(p, r)) if x else math.nan for p, r, x in zip(answers["prompt"], refs, extractive)]
     return pd.DataFrame(
         {
             "question_id": answers["question_id"].to_numpy(),
             "method": answers["method"].to_numpy(),
             **scores,
             "yesno_correct": yesno,
+            "context_has_answer": held,
         }
     )
+
+
+def context_holds(prompt: str, references: list[str]) -> bool:
+    """Whether the question's own context (the last one in the prompt) contains a reference
+    whole, whitespace and case aside: for extractive answers (COVID-QA), whether the chunks
+    retrieved within the word budget carried the answer, or cut it."""
+    context = prompt.rsplit("Context:\n", 1)[-1].split("\n\nQuestion:", 1)[0]
+    flat = " ".join(context.split()).lower()
+    return any(" ".join(r.split()).lower() in flat for r in references if r.strip())
 
 
 def summary(scores: pd.DataFrame, extra: pd.DataFrame | None, n_boot: int, seed: int) -> dict[str, Any]:
@@ -48,7 +61,7 @@ def summary(scores: pd.DataFrame, extra: pd.DataFrame | None, n_boot: int, seed:
     table = scores if extra is None else scores.merge(extra, on=["question_id", "method"], how="left")
     cols = (
         HEADLINE
-        + ["yesno_correct"]
+        + ["yesno_correct", "context_has_answer"]
         + ([c for c in extra.columns if c not in ("question_id", "method")] if extra is not None else [])
     )
     out: dict[str, Any] = {}
