@@ -357,3 +357,19 @@ def test_context_holds_the_whole_extractive_answer_only():
     assert context_holds(prompt, ["4-7 days"])  # line breaks and case do not matter
     assert not context_holds(prompt, ["Remdesivir blocks the polymerase"])  # the example's context is not the question's
     assert not context_holds(prompt, ["in most cases. Other"])  # spans two passages
+
+
+def test_every_param_that_dvc_yaml_lists_exists_in_params_yaml():
+    import yaml
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name, stage in stages.items():
+        for key in stage.get("do", stage).get("params", []):
+            node = params
+            for part in key.split("."):
+                assert isinstance(node, dict) and part in node, f"stage {name}: param {key} is not in params.yaml"
+                node = node[part]
+    for name in ("qa_context", "generate_qa", "evaluate_qa"):
+        assert stages[name]["foreach"] == "${data.qa}"
+    assert stages["classify"]["foreach"] == "${data.classification}"
