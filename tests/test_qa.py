@@ -207,6 +207,10 @@ def test_parse_answer(raw, answer):
         ("The sentence reports no event.", "", "no"),
         ("Nobody knows", "", ""),
         ("maybe", "", ""),
+        ("The sentence does not", "", "no"),
+        ("The sentence doesn't report one", "", "no"),
+        ("The sentence does report", "", "yes"),
+        ("It reports an adverse event", "", "yes"),
     ],
 )
 def test_parse_yesno(raw, strict, anywhere):

@@ -106,9 +106,22 @@ def parse_answer(raw: str) -> str:
     return _LEAD.sub("", _ITEM.sub("", line, count=1).strip(), count=1).strip()
 
 
+# A verdict written out instead of yes/no ("The sentence does not report ...").
+_NEGATED = re.compile(r"\b(?:not|never|n't)\b|n't\b", re.IGNORECASE)
+_AFFIRMED = re.compile(r"\b(?:does|do|did)\s+report\b|\breports?\s+an?\b|\bis\s+an?\s+adverse\b", re.IGNORECASE)
+
+
 def parse_yesno(raw: str, anywhere: bool = False) -> str:
-    """``yes`` or ``no`` when the reply starts with one (``anywhere``: the first one in the
-    reply), else ``""`` (not parsable; counted by the caller)."""
+    """``yes`` or ``no`` when the reply starts with one, else ``""`` (not parsable; counted
+    by the caller). ``anywhere``: else the first yes/no in the reply, else a written-out
+    verdict (a negation reads no, "does report" reads yes)."""
     text = parse_answer(raw)
-    m = _YESNO.match(text) or (_YESNO_ANY.search(text) if anywhere else None)
-    return m.group(1).lower() if m else ""
+    m = _YESNO.match(text)
+    if m or not anywhere:
+        return m.group(1).lower() if m else ""
+    m = _YESNO_ANY.search(text)
+    if m:
+        return m.group(1).lower()
+    if _NEGATED.search(text):
+        return "no"
+    return "yes" if _AFFIRMED.search(text) else ""
