@@ -15,6 +15,7 @@ import pandas as pd
 
 from biochunk import cli, params
 from biochunk.embedding import Encoder
+from biochunk.evaluation.qa import pr_png
 from biochunk.generation import classify, generator
 from biochunk.generation.model import load_causal_lm
 from biochunk.generation.qa import SYSTEM_CLASSIFY, Turn, classify_user, parse_yesno, prompt_parts
@@ -100,6 +101,7 @@ def main() -> None:
             for k in ("generator", "evidence_vote")
         ]
         pd.DataFrame(rows).to_csv(tmp / "pr.csv", index=False)
+        pr_png(pd.DataFrame(rows), f"{args.dataset}: {len(test)} test sentences", tmp / "pr.png")
     for k in ("generator", "evidence_vote"):
         m = metrics[k]
         log.info(

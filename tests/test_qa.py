@@ -356,7 +356,8 @@ def test_context_holds_the_whole_extractive_answer_only():
 
     prompt = (
         "<|im_start|>user\nContext:\n[1] Remdesivir blocks the polymerase.\n\nQuestion: ex?<|im_end|>\n"
-        "<|im_start|>user\nContext:\n[1] The incubation period is 4-7\ndays in most cases.\n[2] Other …\n\nQuestion: q?<|im_end|>\n"
+        "<|im_start|>user\nContext:\n[1] The incubation period is 4-7\ndays in most cases.\n[2] Other …"
+        "\n\nQuestion: q?<|im_end|>\n"
     )
     assert context_holds(prompt, ["4-7 days"])  # line breaks and case do not matter
     assert not context_holds(prompt, ["Remdesivir blocks the polymerase"])  # the example's context is not the question's

@@ -48,7 +48,14 @@ def covidqa_like(tmp_path: Path) -> Path:
         span = f"{drug} {fact}"
         start = text.index(span)
         answers.append(
-            {"question_id": f"q{i}", "doc_id": str(i), "question": f"What does {drug} do?", "answer_text": span, "start": start, "end": start + len(span)}
+            {
+                "question_id": f"q{i}",
+                "doc_id": str(i),
+                "question": f"What does {drug} do?",
+                "answer_text": span,
+                "start": start,
+                "end": start + len(span),
+            }
         )
     write_table(pd.DataFrame(docs), data / "documents.parquet", DOCUMENTS)
     write_table(pd.DataFrame(answers), data / "answers.parquet", ANSWERS)
@@ -67,7 +74,14 @@ def _params(tmp_path: Path, **sections) -> Path:
 def test_qa_stages_write_contexts_answers_metrics_and_the_comparison(tmp_path, covidqa_like):
     params = _params(
         tmp_path,
-        qa={"methods": ["fixed", "recursive"], "max_questions": 4, "max_new_tokens": 8, "n_examples": 1, "top_k": 3, "context_words": 30},
+        qa={
+            "methods": ["fixed", "recursive"],
+            "max_questions": 4,
+            "max_new_tokens": 8,
+            "n_examples": 1,
+            "top_k": 3,
+            "context_words": 30,
+        },
         evaluate={"bootstrap": 50},
     )
     p = ["--params", str(params)]
@@ -105,7 +119,10 @@ def test_classify_stage_scores_yes_no_answers(tmp_path):
     for i, (drug, fact) in enumerate(FACTS):
         rows.append({"id": f"tr{i}a", "split": "train", "text": f"{drug} caused severe rash in a patient.", "label": 1})
         rows.append({"id": f"tr{i}b", "split": "train", "text": f"{drug} {fact}.", "label": 0})
-    test = [{"id": f"te{i}", "split": "test", "text": f"A patient developed hepatitis after {d}.", "label": 1} for i, (d, _) in enumerate(FACTS[:3])]
+    test = [
+        {"id": f"te{i}", "split": "test", "text": f"A patient developed hepatitis after {d}.", "label": 1}
+        for i, (d, _) in enumerate(FACTS[:3])
+    ]
     data = tmp_path / "interim"
     write_table(pd.DataFrame(rows), data / "train.parquet", CLASSIFICATION)
     write_table(pd.DataFrame(test), data / "test.parquet", CLASSIFICATION)
@@ -121,3 +138,4 @@ def test_classify_stage_scores_yes_no_answers(tmp_path):
     preds = pd.read_parquet(tmp_path / "out" / "predictions.parquet")
     assert set(preds["prediction"]) <= {-1, 0, 1} and preds["raw_output"].notna().all()
     assert "unparsed outputs" in r.stderr
+    assert (tmp_path / "plots" / "pr.png").stat().st_size > 5000

@@ -143,3 +143,21 @@ def summary_png(bars: pd.DataFrame, pr: pd.DataFrame, hist: pd.DataFrame, title:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100, format="png")
     plt.close(fig)
+
+
+def pr_png(pr: pd.DataFrame, title: str, path: Path) -> None:
+    """Precision against recall, one labelled point per row (``method``), for classification."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on CI or servers
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for k, (_, r) in enumerate(pr.iterrows()):
+        ax.scatter(r["recall"], r["precision"], color=f"C{k}", label=r["method"], s=60)
+    ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="recall", ylabel="precision", title=title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    plt.close(fig)
