@@ -948,6 +948,8 @@ def test_rewrite_parsing_and_plain_prompt() -> None:
         "A inhibits B.", "B is a kinase.", "C."
     ]  # fmt: skip
     assert parse_propositions("") == []
+    echo = "- Metformin lowers blood glucose.\nThe sentence is a self-contained statement.\nSentence: 1. A binds B."
+    assert parse_propositions(echo) == ["A binds B."], "echoed example, remarks and labels are not propositions"
     assert parse_title('\n Title: "COX-2 inhibition"\nmore') == "COX-2 inhibition"
     assert parse_title("   \n") == ""
     prefix, template = chat_parts(object(), "SYS", "Do it: ")  # no chat template: plain text

@@ -19,16 +19,23 @@ log = logging.getLogger(__name__)
 PROPOSITION_SYSTEM = "You rewrite biomedical text into simple statements."
 # One worked example: small instruction-tuned models otherwise tend to describe the
 # sentence instead of rewriting it. It sits in the shared prefix, so it costs one prefill.
+EXAMPLE_SENTENCE = "Metformin, a first-line drug for type 2 diabetes, lowers blood glucose and may reduce weight."
+EXAMPLE_PROPOSITIONS = (
+    "Metformin is a first-line drug for type 2 diabetes.",
+    "Metformin lowers blood glucose.",
+    "Metformin may reduce weight.",
+)
 PROPOSITION_INSTRUCTION = (
     "Decompose the sentence into atomic propositions: short, self-contained statements that each state one "
     "fact, with pronouns replaced by what they refer to. Write one proposition per line, each starting with "
     '"- ".\n\n'
-    "Sentence: Metformin, a first-line drug for type 2 diabetes, lowers blood glucose and may reduce weight.\n"
-    "- Metformin is a first-line drug for type 2 diabetes.\n"
-    "- Metformin lowers blood glucose.\n"
-    "- Metformin may reduce weight.\n\n"
-    "Sentence: "
+    f"Sentence: {EXAMPLE_SENTENCE}\n" + "".join(f"- {p}\n" for p in EXAMPLE_PROPOSITIONS) + "\nSentence: "
 )
+# Lines that are not propositions of the input: the worked example echoed back, and
+# remarks about the sentence itself ("The sentence is a self-contained statement ...").
+_NOT_PROPOSITIONS = frozenset([EXAMPLE_SENTENCE, *EXAMPLE_PROPOSITIONS])
+_META = re.compile(r"^(?:the|this) (?:sentence|statement|proposition)s?\b", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:sentence|proposition)s?\s*:\s*", re.IGNORECASE)
 HEADER_SYSTEM = "You write short titles for passages of biomedical text."
 HEADER_INSTRUCTION = "Write a title of at most six words for the passage. Answer with the title only.\n\nPassage: "
 
@@ -53,11 +60,12 @@ def chat_parts(tokenizer: object, system: str, instruction: str) -> tuple[str, s
 
 
 def parse_propositions(raw: str) -> list[str]:
-    """One proposition per non-empty line, list markers stripped, repeats dropped (first kept)."""
+    """One proposition per non-empty line, list markers and labels stripped; repeats, the
+    echoed worked example and remarks about "the sentence" dropped."""
     out: list[str] = []
     for line in raw.splitlines():
-        text = _BULLET.sub("", line).strip()
-        if text and text not in out:
+        text = _BULLET.sub("", _LABEL.sub("", _BULLET.sub("", line).strip())).strip()
+        if text and text not in out and text not in _NOT_PROPOSITIONS and not _META.match(text):
             out.append(text)
     return out
 
