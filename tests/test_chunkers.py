@@ -987,3 +987,11 @@ def test_memo_encoder_embeds_each_distinct_text_once() -> None:
     np.testing.assert_array_equal(first[0], first[2])
     np.testing.assert_array_equal(again[0], first[1])
     assert memo.model_name == "mock" and memo.encode([]).shape == (0, 32)
+
+
+def test_adaptive_cuts_a_single_unit_over_max_words() -> None:
+    text = "one " * 25 + "end. Short tail here."  # a 26-word unit, then a short one
+    chunker = AdaptiveChunker(MockEncoder().encode, threshold=0.0, max_words=10, min_words=0, unit="sentence")
+    chunks = chunker.chunk(text)
+    verify_chunk_indices(chunks, text, chunker)
+    assert max(count_words(c.text) for c in chunks) <= 10

@@ -102,7 +102,10 @@ class AdaptiveChunker(Chunker):
         for text, us, v in zip(texts, units, vecs):
             counts = span_counter(self.counter, text, self.max_tokens)
             spans = self._merge_short(text, self._grow(text, us, v, counts), counts)
-            per_doc.append((text, enforce_max(text, [(s, e, {}) for s, e in spans], counts, self.max_tokens), counts))
+            # A single unit can outgrow the word cap (a table row, a list without punctuation):
+            # cut it at words so that max_words holds for every chunk, then the token bound.
+            capped = enforce_max(text, [(s, e, {}) for s, e in spans], count_words, self.max_words)
+            per_doc.append((text, enforce_max(text, capped, counts, self.max_tokens), counts))
         titles = iter(self._titles([text[s:e] for text, spans, _ in per_doc for s, e, _ in spans]))
         return [self._build(text, [(s, e, next(titles)) for s, e, _ in spans], counts) for text, spans, counts in per_doc]
 
