@@ -258,11 +258,12 @@ class RerankerParams:
     # The offline alias is fine-tuned here; any other value is a ready cross-encoder (hub id or
     # local folder, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), used without training.
     model: str = "minilm"
-    steps: int = 150
+    steps: int = 120
     batch_size: int = 4  # training queries per step, each with its positive and negatives
     negatives: int = 7  # hard negatives per positive: BM25's top unjudged documents
-    lr: float = 3e-5
-    max_length: int = 256  # query + passage tokens
+    lr: float = 1e-4  # encoder
+    head_lr: float = 3e-3  # the new one-logit head (random at the start: it needs a larger step)
+    max_length: int = 128  # query + passage tokens
     seed: int = 42
 
     def validate(self, s: str) -> None:
@@ -270,6 +271,7 @@ class RerankerParams:
         _between(f"{s}.batch_size", self.batch_size, 1, None)
         _between(f"{s}.negatives", self.negatives, 1, 100)
         _between(f"{s}.lr", self.lr, 0.0, 1.0)
+        _between(f"{s}.head_lr", self.head_lr, 0.0, 1.0)
         _between(f"{s}.max_length", self.max_length, 16, 4096)
 
 

@@ -41,7 +41,7 @@ def main() -> None:
         groups, skipped = crossencoder.groups_from_run(queries, coll.train_qrels, run, texts, p.negatives)
         log.info("%d training groups (%d judged pairs skipped: no negative)", len(groups), skipped)
         t0 = time.perf_counter()
-        losses = crossencoder.train(ce, groups, p.steps, p.batch_size, p.lr, p.seed)
+        losses = crossencoder.train(ce, groups, p.steps, p.batch_size, p.lr, p.seed, head_lr=p.head_lr)
         tail = max(1, len(losses) // 10)
         report.update(
             trained=True, groups=len(groups), skipped_pairs=skipped, steps=p.steps, seconds=time.perf_counter() - t0,
