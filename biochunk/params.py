@@ -212,7 +212,8 @@ class RetrieveParams:
     def validate(self, s: str) -> None:
         from biochunk.chunking import base
 
-        allowed = [NO_CHUNKING, *base.methods()]
+        # hybrid reads a per-dataset trigger lexicon and relation hierarchy (triple datasets only).
+        allowed = [NO_CHUNKING, *(m for m in base.methods() if m != "hybrid")]
         for key in ("bm25_methods", "dense_methods"):
             names = getattr(self, key)
             for m in names:

@@ -215,6 +215,7 @@ def test_retrieve_params_validation():
     assert p.chunk_params(params.ChunkParams(), "fixed").window == 100
     for bad, msg in (
         ({"bm25_methods": ["nope"]}, "retrieve.bm25_methods"),
+        ({"dense_methods": ["hybrid"]}, "retrieve.dense_methods"),
         ({"dense_methods": ["none", "none"]}, "more than once"),
         ({"chunk": {"windw": 3}}, "retrieve.chunk.windw"),
         ({"chunk": {"method": "fixed"}}, "retrieve.chunk.method"),
