@@ -161,11 +161,35 @@ def test_reshape_ranks_topics_by_the_scorer():
         return np.array([("Rain" in t) * 1.0 for t in texts])
 
     assert [s.source for s in split_sentences(passages)] == ["p1", "p1", "p2", "p2"]
+    repeated = passages + [("p3", "Rain falls today. Snow is white.")]
+    assert [(s.text, s.source) for s in split_sentences(repeated)][-1] == ("Snow is white.", "p3")
+    assert len(split_sentences(repeated)) == 5  # the repeated sentence is kept once
     ctx = reshape("weather?", passages, embed, score, threshold=0.9, keep=4, top_m=1)
     assert ctx.text == "Rain falls today. Clouds are grey." and ctx.sources == ["p2"] and ctx.n_clusters == 2
     both = reshape("weather?", passages, embed, score, threshold=0.9, keep=1, top_m=2)
     assert both.text.split("\n\n")[0].startswith(("Rain", "Clouds")) and both.n_sentences == 2
     assert reshape("q", [], embed, score).text == ""
+
+
+def test_rerank_reorders_the_top_k_and_keeps_the_tail():
+    from biochunk.scoring.crossencoder import rerank
+
+    class LengthScorer:  # a stand-in cross-encoder: longer passages score higher
+        def predict(self, pairs, batch_size=32):
+            return np.array([len(p) for _, p in pairs], np.float32)
+
+    from biochunk.scoring import crossencoder
+
+    run = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)]}
+    texts = {"a": "x", "b": "xxx", "c": "xx", "d": "xxxxxxx"}
+    orig = crossencoder.predict
+    crossencoder.predict = lambda ce, pairs, batch_size=32: ce.predict(pairs)
+    try:
+        out = rerank(LengthScorer(), {"q": "?"}, run, texts, k=3)["q"]
+    finally:
+        crossencoder.predict = orig
+    assert [d for d, _ in out] == ["b", "c", "a", "d"]  # d stays below the reranked top 3
+    assert out[-1][1] < out[-2][1]
 
 
 # --- embedding cache ---

@@ -48,11 +48,18 @@ class Context:
 
 
 def split_sentences(passages: Sequence[tuple[str, str]]) -> list[Sentence]:
-    """Sentences of ``(passage id, text)`` pairs, in passage then reading order."""
+    """Sentences of ``(passage id, text)`` pairs, in passage then reading order.
+
+    A sentence repeated verbatim (BioASQ's snippets of one abstract overlap) is kept once,
+    at its first occurrence: a copy would only crowd a community and the context.
+    """
     out: list[Sentence] = []
+    seen: set[str] = set()
     for pid, text in passages:
         for a, b in sentence_spans(text):
-            out.append(Sentence(text[a:b], pid, len(out)))
+            if text[a:b] not in seen:
+                seen.add(text[a:b])
+                out.append(Sentence(text[a:b], pid, len(out)))
     return out
 
 

@@ -206,17 +206,26 @@ def rerank(
     k: int,
     batch_size: int = 32,
 ) -> dict[str, list[tuple[str, float]]]:
-    """The top ``k`` of ``run`` per query reordered by the cross-encoder's logit."""
+    """``run`` with its top ``k`` per query reordered by the cross-encoder's logit.
+
+    Hits below ``k`` keep their order after the reranked ones (scores shifted below the
+    lowest logit), so depth-based measures (MAP, recall@100) stay comparable with ``run``.
+    """
     pairs, owners = [], []
     for q, hits in run.items():
         for d, _ in hits[:k]:
             pairs.append((queries[q], texts[d]))
             owners.append((q, d))
     scores = predict(ce, pairs, batch_size)
-    out: dict[str, list[tuple[str, float]]] = {q: [] for q in run}
+    top: dict[str, list[tuple[str, float]]] = {q: [] for q in run}
     for (q, d), s in zip(owners, scores):
-        out[q].append((d, float(s)))
-    return {q: sorted(v, key=lambda x: (-x[1], x[0])) for q, v in out.items()}
+        top[q].append((d, float(s)))
+    out = {}
+    for q, hits in run.items():
+        head = sorted(top[q], key=lambda x: (-x[1], x[0]))
+        floor = min((s for _, s in head), default=0.0)
+        out[q] = head + [(d, floor - 1.0 - i) for i, (d, _) in enumerate(hits[k:])]
+    return out
 
 
 def predict(ce, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
