@@ -22,8 +22,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-import numpy as np
-
 from biochunk.errors import UserError
 from biochunk.io import atomic_path
 
@@ -130,7 +128,3 @@ def bm25_run(
         if not keep_index:
             shutil.rmtree(index_dir, ignore_errors=True)
 
-
-def scores_array(run: dict[str, list[tuple[str, float]]]) -> np.ndarray:
-    """All scores of a run (diagnostics)."""
-    return np.array([s for hits in run.values() for _, s in hits], dtype=np.float32)
