@@ -278,3 +278,32 @@ CLASSIFY_PREDICTIONS = pa.schema(
         ("prediction", pa.int8()),  # 1 yes, 0 no, -1 unparsable (scored as 0, counted)
     ]
 )
+
+# --- retrieval (issue 6) ---
+# Document-level runs of every (retriever, chunk method) pair of the retrieve stage:
+# chunk hits are already mapped to their documents. `retriever` is bm25, dense, hybrid
+# (RRF of the two), or rerank-trained / rerank-init (the cross-encoder over BM25's top).
+RUNS = pa.schema(
+    [
+        ("retriever", pa.string()),
+        ("method", pa.string()),  # chunk method, or "none" (each document one chunk)
+        ("query_id", pa.string()),
+        ("rank", pa.int32()),  # from 1
+        ("doc_id", pa.string()),  # CORPUS.doc_id; BioASQ: a pooled-snippet id (s<n>)
+        ("score", pa.float32()),
+    ]
+)
+
+# Generation contexts for QA questions (BioASQ), two per question: `retrieved` (the top
+# passages joined) and `reshaped` (context reshaping: communities of sentences, TextRank,
+# cross-encoder ranking). `snippet_ids` are QA_SNIPPETS.snippet_id values of the passages
+# that the context draws on (a passage text shared by several snippets lists them all).
+CONTEXTS = pa.schema(
+    [
+        ("question_id", pa.string()),
+        ("method", pa.string()),
+        ("context", pa.string()),  # paragraphs separated by a blank line, best first
+        ("snippet_ids", pa.list_(pa.string())),
+        ("n_units", pa.int64()),  # passages (retrieved) or sentences (reshaped) in the context
+    ]
+)

@@ -47,6 +47,8 @@ class DataParams:
     qa: list[str] = field(default_factory=list)
     # Classification datasets (ade) answered yes/no through retrieval + generation.
     classification: list[str] = field(default_factory=list)
+    # Retrieval (scifact) and QA (bioasq) datasets among `datasets` that train_reranker + retrieve run on.
+    retrieval: list[str] = field(default_factory=list)
 
     def validate(self, s: str) -> None:
         from biochunk.datasets.registry import load_registry
@@ -54,15 +56,16 @@ class DataParams:
         registry = load_registry()
         for name in self.datasets:
             _one_of(f"{s}.datasets", name, registry)
-        for key, names, task, what in (
-            ("triples", self.triples, "triples", "triple extraction"),
-            ("documents", self.documents, "documents", "a long-document dataset"),
+        for key, names, tasks, what in (
+            ("triples", self.triples, ("triples",), "triple extraction"),
+            ("documents", self.documents, ("documents",), "a long-document dataset"),
+            ("retrieval", self.retrieval, ("retrieval", "qa"), "a retrieval or QA dataset"),
         ):
             for name in names:
                 _one_of(f"{s}.{key}", name, registry)
                 if name not in self.datasets:
                     raise UserError(f"{s}.{key}: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
-                if registry[name].task != task:
+                if registry[name].task not in tasks:
                     raise UserError(f"{s}.{key}: {name!r} is a {registry[name].task} dataset, not {what}")
         from biochunk.datasets.qa import QA_DATASETS
 
@@ -189,6 +192,106 @@ class RankParams:
         _between(f"{s}.top_k", self.top_k, 1, 1000)
         _between(f"{s}.max_per_doc", self.max_per_doc, 1, None)
         _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
+
+
+# Chunk methods for retrieval: any registered chunker, or `none` (each document one chunk).
+NO_CHUNKING = "none"
+
+
+@dataclass(frozen=True)
+class RetrieveParams:
+    # Chunk methods run under each retriever; `none` indexes whole documents. Dense (and the
+    # hybrid of BM25 and dense) runs only for dense_methods: embedding every chunk is the
+    # slow part on a CPU.
+    bm25_methods: list[str] = field(default_factory=lambda: [NO_CHUNKING])
+    dense_methods: list[str] = field(default_factory=lambda: [NO_CHUNKING])
+    # chunk.* values replaced for retrieval (the triple pipeline's 5-word windows suit sentences,
+    # not abstracts); every other chunk.* key keeps its value.
+    chunk: dict[str, Any] = field(default_factory=dict)
+    depth: int = 1000  # hits retrieved per query (chunks, before mapping to documents)
+    aggregate: str = "max"  # chunk -> document score: max (best chunk) | sum
+    k1: float = 0.9  # BM25 (Pyserini / Anserini defaults)
+    b: float = 0.4
+    index: str = "flat"  # FAISS index: flat (exact) | hnsw (approximate)
+    use_gpu: str = "auto"  # faiss-gpu when installed and CUDA is present
+    rrf_k: int = 60  # reciprocal-rank fusion constant
+    ks: list[int] = field(default_factory=lambda: [5, 10, 100])  # cut-offs of recall@k, P@k, F1@k
+    save_depth: int = 100  # documents per query written to runs.parquet
+    rerank_depth: int = 20  # BM25 documents per query that the cross-encoder reorders
+    # QA datasets: batches held out of reranker training; reranking and reshaping use them.
+    qa_test_splits: list[str] = field(default_factory=lambda: ["11B1", "11B2", "11B3", "11B4"])
+    reshape_questions: int | None = 100  # held-out questions given reshaped contexts (null: all)
+    reshape_passages: int = 20  # retrieved passages split into sentences per question
+    reshape_threshold: float = 0.6  # community detection: cosine to a community's centre
+    reshape_keep: int = 4  # TextRank sentences kept per community (paper: 4, 10, 15)
+    reshape_top_m: int = 5  # communities kept, ranked by the cross-encoder (paper: 5, 10)
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        from biochunk.chunking import base
+
+        # hybrid reads a per-dataset trigger lexicon and relation hierarchy (triple datasets only).
+        allowed = [NO_CHUNKING, *(m for m in base.methods() if m != "hybrid")]
+        for key in ("bm25_methods", "dense_methods"):
+            names = getattr(self, key)
+            for m in names:
+                _one_of(f"{s}.{key}", m, allowed)
+            repeated = sorted({m for m in names if names.count(m) > 1})
+            if repeated:
+                raise UserError(f"{s}.{key} lists {', '.join(repeated)} more than once")
+        base_chunk = ChunkParams()
+        fields_ = {f.name for f in dataclasses.fields(ChunkParams)}
+        unknown = sorted(set(self.chunk) - fields_)
+        if unknown:
+            raise UserError(f"{s}.chunk.{unknown[0]}: not a chunk.* key; allowed: {', '.join(sorted(fields_ - {'method'}))}")
+        if "method" in self.chunk:
+            raise UserError(f"{s}.chunk.method: set the methods in {s}.bm25_methods / {s}.dense_methods instead")
+        parse(ChunkParams, {**{f.name: getattr(base_chunk, f.name) for f in dataclasses.fields(ChunkParams)}, **self.chunk}, f"{s}.chunk")
+        _between(f"{s}.depth", self.depth, 1, 100_000)
+        _one_of(f"{s}.aggregate", self.aggregate, ["max", "sum"])
+        _between(f"{s}.k1", self.k1, 0.0, None)
+        _between(f"{s}.b", self.b, 0.0, 1.0)
+        _one_of(f"{s}.index", self.index, ["flat", "hnsw"])
+        _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
+        _between(f"{s}.rrf_k", self.rrf_k, 0, None)
+        if not self.ks:
+            raise UserError(f"{s}.ks must list at least one cut-off, e.g. [5, 10, 100]")
+        for k in self.ks:
+            _between(f"{s}.ks", k, 1, self.depth)
+        _between(f"{s}.save_depth", self.save_depth, 1, self.depth)
+        _between(f"{s}.rerank_depth", self.rerank_depth, 0, self.depth)
+        _between(f"{s}.reshape_questions", self.reshape_questions, 0, None)
+        _between(f"{s}.reshape_passages", self.reshape_passages, 1, self.depth)
+        _between(f"{s}.reshape_threshold", self.reshape_threshold, 0.0, 1.0)
+        _between(f"{s}.reshape_keep", self.reshape_keep, 1, None)
+        _between(f"{s}.reshape_top_m", self.reshape_top_m, 1, None)
+
+    def chunk_params(self, chunk: "ChunkParams", method: str) -> "ChunkParams":
+        """``chunk`` with this section's overrides and ``method`` in place (validated)."""
+        values = {f.name: getattr(chunk, f.name) for f in dataclasses.fields(ChunkParams)}
+        return parse(ChunkParams, {**values, **self.chunk, "method": method}, "retrieve.chunk")
+
+
+@dataclass(frozen=True)
+class RerankerParams:
+    # The offline alias is fine-tuned here; any other value is a ready cross-encoder (hub id or
+    # local folder, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), used without training.
+    model: str = "minilm"
+    steps: int = 120
+    batch_size: int = 4  # training queries per step, each with its positive and negatives
+    negatives: int = 7  # hard negatives per positive: BM25's top unjudged documents
+    lr: float = 1e-4  # encoder
+    head_lr: float = 3e-3  # the new one-logit head (random at the start: it needs a larger step)
+    max_length: int = 128  # query + passage tokens
+    seed: int = 42
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.steps", self.steps, 0, None)
+        _between(f"{s}.batch_size", self.batch_size, 1, None)
+        _between(f"{s}.negatives", self.negatives, 1, 100)
+        _between(f"{s}.lr", self.lr, 0.0, 1.0)
+        _between(f"{s}.head_lr", self.head_lr, 0.0, 1.0)
+        _between(f"{s}.max_length", self.max_length, 16, 4096)
 
 
 @dataclass(frozen=True)
@@ -318,6 +421,8 @@ SECTIONS: dict[str, type] = {
     "chunk_docs": ChunkDocsParams,
     "embed": EmbedParams,
     "rank": RankParams,
+    "retrieve": RetrieveParams,
+    "train_reranker": RerankerParams,
     "train_scorer": ScorerParams,
     "generate": GenerateParams,
     "evaluate": EvaluateParams,
@@ -370,6 +475,8 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
             return None
         (hint,) = [a for a in args if a is not type(None)]
         origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is dict and not isinstance(value, dict):
+        raise UserError(f"{key} must be a mapping, got {value!r}")
     if origin is list:
         if not isinstance(value, list):
             raise UserError(f"{key} must be a list, got {value!r}")

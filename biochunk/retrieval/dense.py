@@ -9,15 +9,46 @@ from typing import Sequence
 import faiss
 import numpy as np
 
+from biochunk.errors import UserError
 from biochunk.io import atomic_path
 
 log = logging.getLogger(__name__)
 
 
-def build_index(vectors: np.ndarray) -> faiss.Index:
-    index = faiss.IndexFlatIP(vectors.shape[1])
+INDEX_KINDS = ("flat", "hnsw")
+
+
+def build_index(vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_search: int = 128) -> faiss.Index:
+    """An inner-product index over ``vectors``: exact (``flat``) or approximate (``hnsw``).
+
+    HNSW trades a little recall for sub-linear search on large memories; ``ef_search``
+    is its search breadth (higher: closer to exact, slower).
+    """
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"index kind must be one of {', '.join(INDEX_KINDS)}, got {kind!r}")
+    dim = vectors.shape[1]
+    if kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+    else:
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efSearch = ef_search
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))
     return index
+
+
+def to_device(index: faiss.Index, use_gpu: str = "auto") -> faiss.Index:
+    """Move a flat index to the GPU when faiss-gpu and a CUDA device are present.
+
+    ``use_gpu``: auto (when available), yes (required), no. HNSW stays on the CPU:
+    faiss-gpu has no HNSW implementation.
+    """
+    available = hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+    if use_gpu == "yes" and not available:
+        raise UserError("rank.use_gpu is yes but faiss-gpu with a CUDA device is not available; set it to auto or no")
+    if use_gpu == "no" or not available or isinstance(index, faiss.IndexHNSW):
+        return index
+    log.info("moving the FAISS index to the GPU")
+    return faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
 
 
 def save_index(index: faiss.Index, path: str | Path) -> None:
@@ -26,12 +57,8 @@ def save_index(index: faiss.Index, path: str | Path) -> None:
 
 
 def load_index(path: str | Path, use_gpu: str = "auto") -> faiss.Index:
-    index = faiss.read_index(str(path))
     # faiss-gpu exposes StandardGpuResources; the CPU wheel does not, so this falls back by itself.
-    if use_gpu != "no" and hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
-        log.info("moving the FAISS index to the GPU")
-        index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
-    return index
+    return to_device(faiss.read_index(str(path)), use_gpu)
 
 
 def search(
@@ -59,3 +86,21 @@ def search(
         out_s[r, : len(keep)] = scores[r, keep]
         out_i[r, : len(keep)] = ids[r, keep]
     return out_s, out_i
+
+
+def dense_run(
+    doc_vecs: np.ndarray,
+    doc_ids: Sequence[str],
+    query_vecs: np.ndarray,
+    qids: Sequence[str],
+    k: int,
+    kind: str = "flat",
+    use_gpu: str = "auto",
+) -> dict[str, list[tuple[str, float]]]:
+    """Top-``k`` (id, cosine) per query id over normalised vectors, best first."""
+    index = to_device(build_index(doc_vecs, kind), use_gpu)
+    scores, ids = search(index, query_vecs, min(k, len(doc_ids)))
+    return {
+        q: [(doc_ids[j], float(s)) for j, s in zip(ids[r], scores[r]) if j >= 0]
+        for r, q in enumerate(qids)
+    }

@@ -1,0 +1,56 @@
+"""Print the retrieve stage's metrics as Markdown tables: chunk method x retriever, reranking, reshaping.
+
+    python benchmarks/retrieval_table.py metrics/retrieval-scifact.json [--k 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+
+
+def method_table(m: dict, k: int) -> str:
+    methods = list(dict.fromkeys(meth for r in RETRIEVERS for meth in m.get(r, {})))
+    head = "| chunk method | chunks | " + " | ".join(f"{r} nDCG@10 | {r} R@{k}" for r in RETRIEVERS) + " |"
+    lines = [head, "|---|---:|" + "---:|---:|" * len(RETRIEVERS)]
+    chunks = m.get("corpus", {}).get("chunks", {})
+    for meth in methods:
+        cells = []
+        for r in RETRIEVERS:
+            x = m.get(r, {}).get(meth)
+            cells += [f"{x['ndcg@10']:.4f}", f"{x[f'recall@{k}']:.4f}"] if x else ["—", "—"]
+        lines.append(f"| {meth} | {chunks.get(meth, '')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def detail_table(m: dict, k: int) -> str:
+    keys = ["ndcg@10", "map", "mrr@10", f"recall@{k}", "p@5", "recall@5", "f1@5"]
+    rows = [(f"{r} / {meth}", x) for r in RETRIEVERS for meth, x in m.get(r, {}).items() if meth == "none"]
+    if "rerank" in m:
+        rr = m["rerank"]
+        rows += [(f"rerank BM25 top {rr['depth']}: {name}", rr[name]) for name in ("bm25", "init", "trained")]
+    lines = ["| run | " + " | ".join(keys) + " | queries |", "|---|" + "---:|" * (len(keys) + 1)]
+    for name, x in rows:
+        lines.append(f"| {name} | " + " | ".join(f"{x.get(key, float('nan')):.4f}" for key in keys) + f" | {x['queries']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("metrics", type=Path)
+    ap.add_argument("--k", type=int, default=100, help="recall cut-off shown in the method table")
+    args = ap.parse_args()
+    m = json.loads(args.metrics.read_text())
+    print(method_table(m, args.k))
+    print()
+    print(detail_table(m, args.k))
+    if "reshape" in m:
+        print()
+        print("reshape: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in m["reshape"].items()))
+
+
+if __name__ == "__main__":
+    main()

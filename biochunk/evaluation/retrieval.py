@@ -1,0 +1,50 @@
+"""Retrieval metrics through ir-measures: nDCG@10, MAP, MRR@10, Recall@k, P@k and F1@k.
+
+Runs and judgements are plain mappings (``{query_id: {doc_id: score}}`` and
+``{query_id: {doc_id: relevance}}``). Every judged query counts: one that a run leaves
+out (or answers with nothing) scores 0, rather than being skipped as trec_eval does by
+default, so a retriever can not look better by failing to answer.
+
+F1@k is computed from the mean P@k and mean R@k (``2PR / (P + R)``), the way the clinical
+chunking study reports it; the per-query mean of F1 is kept as ``f1q@k`` beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import ir_measures
+from ir_measures import AP, RR, P, R, nDCG
+
+Run = Mapping[str, Sequence[tuple[str, float]]]  # query id -> (doc id, score), best first
+Qrels = Mapping[str, Mapping[str, int]]
+
+PRIMARY = "ndcg@10"
+
+
+def _name(measure) -> str:
+    # nDCG@10 -> ndcg@10, AP -> map, RR@10 -> mrr@10, R@100 -> recall@100, P@5 -> p@5
+    s = str(measure)
+    return {"AP": "map", "RR@10": "mrr@10"}.get(s, s.replace("R@", "recall@", 1) if s.startswith("R@") else s.lower())
+
+
+def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = (5, 10, 100)) -> dict[str, float]:
+    """A flat dict of metrics averaged over every judged query; ``PRIMARY`` is nDCG@10."""
+    ks = sorted(set(int(k) for k in ks))
+    measures = [nDCG @ 10, AP, RR @ 10] + [R @ k for k in ks] + [P @ k for k in ks]
+    qrels_d = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items() if docs}
+    run_d = {q: {d: float(s) for d, s in hits} for q, hits in run.items() if q in qrels_d and hits}
+    per_query: dict[str, dict[str, float]] = {_name(m): {} for m in measures}
+    if run_d:
+        for metric in ir_measures.iter_calc(measures, qrels_d, run_d):
+            per_query[_name(metric.measure)][metric.query_id] = float(metric.value)
+    n = len(qrels_d)
+    out = {name: (sum(v.values()) / n if n else 0.0) for name, v in per_query.items()}
+    for k in ks:
+        p, r = out[f"p@{k}"], out[f"recall@{k}"]
+        out[f"f1@{k}"] = 2 * p * r / (p + r) if p + r else 0.0
+        pq, rq = per_query[f"p@{k}"], per_query[f"recall@{k}"]
+        f1s = [2 * pq.get(q, 0) * rq.get(q, 0) / (pq.get(q, 0) + rq.get(q, 0)) if pq.get(q, 0) + rq.get(q, 0) else 0.0 for q in qrels_d]
+        out[f"f1q@{k}"] = sum(f1s) / n if n else 0.0
+    out["queries"] = n
+    return out

@@ -1,0 +1,181 @@
+"""One retrieval experiment over a collection: chunk methods × retrievers, reranking, reshaping.
+
+For every chunk method the documents are chunked (``none``: each document is one
+chunk), the chunks are searched by BM25 and/or dense retrieval, chunk hits are mapped
+to their documents (max score by default), and BM25 + dense are fused by RRF. Runs are
+document-level, so every chunk method is scored against the same judgements.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from biochunk import chunking
+from biochunk.chunking import Document
+from biochunk.evaluation.retrieval import evaluate
+from biochunk.params import NO_CHUNKING
+from biochunk.retrieval import bm25 as bm25_mod
+from biochunk.retrieval.collection import Collection
+from biochunk.retrieval.dense import dense_run
+from biochunk.retrieval.fusion import Run, rrf, to_documents
+from biochunk.retrieval.reshape import reshape
+
+log = logging.getLogger(__name__)
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+
+
+@dataclass
+class Results:
+    runs: dict[tuple[str, str], Run] = field(default_factory=dict)  # (retriever, method) -> document run
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever -> method -> metrics
+    chunks: dict[str, int] = field(default_factory=dict)  # method -> number of chunks
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, retriever: str, method: str, run: Run, qrels, ks: Sequence[int]) -> None:
+        self.runs[(retriever, method)] = run
+        m = evaluate(run, qrels, ks)
+        self.metrics.setdefault(retriever, {})[method] = m
+        log.info("%-7s %-13s nDCG@10 %.4f  R@%d %.4f", retriever, method, m["ndcg@10"], max(ks), m[f"recall@{max(ks)}"])
+
+
+def chunk_documents(docs: pd.DataFrame, method: str, params: Any, encoder: Any) -> pd.DataFrame:
+    """``chunk_id, doc_id, text`` of every chunk (``none``: one chunk per document, id = doc id)."""
+    if method == NO_CHUNKING:
+        return pd.DataFrame({"chunk_id": docs["doc_id"], "doc_id": docs["doc_id"], "text": docs["text"]})
+    chunker = chunking.build(params, encoder)
+    chunks = chunking.chunk_corpus([Document(d, t) for d, t in zip(docs["doc_id"], docs["text"])], chunker)
+    return pd.DataFrame({"chunk_id": [c.chunk_id for c in chunks], "doc_id": [c.doc_id for c in chunks], "text": [c.text for c in chunks]})
+
+
+def run_retrievers(
+    coll: Collection,
+    rp: Any,
+    chunk_params: Callable[[str], Any],
+    encoder: Any,
+    work_dir: str | Path | None = None,
+) -> Results:
+    """Every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``, evaluated.
+
+    ``encoder`` embeds chunks, queries and the semantic chunkers' units; pass a
+    ``CachedEncoder`` so repeated texts are embedded once.
+    """
+    res = Results()
+    queries = coll.eval_queries()
+    qids, qtexts = queries["query_id"].tolist(), queries["text"].tolist()
+    methods = list(dict.fromkeys([*rp.bm25_methods, *rp.dense_methods]))
+    qvecs = encoder.encode(qtexts, progress=True) if rp.dense_methods else None
+    work = Path(work_dir or tempfile.mkdtemp(prefix="bm25-"))
+    try:
+        for method in methods:
+            t0 = time.perf_counter()
+            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder)
+            res.chunks[method] = len(chunks)
+            res.seconds[f"chunk/{method}"] = time.perf_counter() - t0
+            doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
+            ids, texts = chunks["chunk_id"].tolist(), chunks["text"].tolist()
+            log.info("%s: %d chunks of %d documents", method, len(chunks), len(coll.docs))
+            doc_runs = {}
+            if method in rp.bm25_methods:
+                t0 = time.perf_counter()
+                run = bm25_mod.bm25_run(ids, texts, qtexts, qids, rp.depth, work / method, rp.k1, rp.b)
+                doc_runs["bm25"] = to_documents(run, doc_of, rp.aggregate)
+                res.seconds[f"bm25/{method}"] = time.perf_counter() - t0
+            if method in rp.dense_methods:
+                t0 = time.perf_counter()
+                vecs = encoder.encode(texts, progress=True)
+                run = dense_run(vecs, ids, qvecs, qids, rp.depth, rp.index, rp.use_gpu)
+                doc_runs["dense"] = to_documents(run, doc_of, rp.aggregate)
+                res.seconds[f"dense/{method}"] = time.perf_counter() - t0
+            if len(doc_runs) == 2:
+                doc_runs["hybrid"] = rrf([doc_runs["bm25"], doc_runs["dense"]], rp.rrf_k, rp.depth)
+            for retriever, run in doc_runs.items():
+                res.add(retriever, method, run, coll.qrels, rp.ks)
+    finally:
+        if work_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return res
+
+
+def base_run(res: Results, retriever: str = "bm25") -> tuple[str, Run]:
+    """The run a reranker or reshaper starts from: ``retriever`` over whole documents if run, else its first method."""
+    keys = [k for k in res.runs if k[0] == retriever]
+    if not keys:
+        raise ValueError(f"no {retriever} run to start from")
+    key = (retriever, NO_CHUNKING) if (retriever, NO_CHUNKING) in res.runs else keys[0]
+    return key[1], res.runs[key]
+
+
+def bm25_candidates(coll: Collection, qrels, depth: int, k1: float, b: float) -> Run:
+    """BM25 over whole documents for the queries of ``qrels`` (reranker training negatives)."""
+    q = coll.queries[coll.queries["query_id"].isin(qrels)]
+    with tempfile.TemporaryDirectory(prefix="bm25-") as tmp:
+        return bm25_mod.bm25_run(coll.docs["doc_id"].tolist(), coll.docs["text"].tolist(), q["text"].tolist(), q["query_id"].tolist(), depth, Path(tmp) / "index", k1, b)
+
+
+def runs_table(res: Results, depth: int) -> pd.DataFrame:
+    """RUNS rows: the top ``depth`` documents of every run."""
+    rows = []
+    for (retriever, method), run in sorted(res.runs.items()):
+        for q, hits in sorted(run.items()):
+            for rank, (d, s) in enumerate(hits[:depth], 1):
+                rows.append((retriever, method, q, rank, d, float(s)))
+    return pd.DataFrame(rows, columns=["retriever", "method", "query_id", "rank", "doc_id", "score"])
+
+
+def reshape_contexts(
+    coll: Collection,
+    run: Run,
+    questions: Sequence[str],
+    encoder: Any,
+    score: Callable[[str, Sequence[str]], np.ndarray],
+    rp: Any,
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """CONTEXTS rows for ``questions``: the plain top passages and the reshaped context."""
+    from tqdm import tqdm
+
+    text_of = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
+    body = dict(zip(coll.queries["query_id"], coll.queries["text"]))
+    rows, n_clusters, n_sents = [], [], []
+    for q in tqdm(questions, desc="reshaping", mininterval=10):
+        passages = [(d, text_of[d]) for d, _ in run.get(q, [])[: rp.reshape_passages]]
+        plain = passages[: rp.reshape_top_m]
+        rows.append((q, "retrieved", "\n\n".join(t for _, t in plain), _snippets(coll, [d for d, _ in plain]), len(plain)))
+        ctx = reshape(
+            body[q], passages, encoder.encode, score,
+            rp.reshape_threshold, rp.reshape_keep, rp.reshape_top_m,
+        )  # fmt: skip
+        rows.append((q, "reshaped", ctx.text, _snippets(coll, ctx.sources), ctx.n_sentences))
+        n_clusters.append(ctx.n_clusters)
+        n_sents.append(ctx.n_sentences)
+    df = pd.DataFrame(rows, columns=["question_id", "method", "context", "snippet_ids", "n_units"])
+    stats = {
+        "questions": len(questions),
+        "clusters_mean": float(np.mean(n_clusters)) if n_clusters else 0.0,
+        "sentences_kept_mean": float(np.mean(n_sents)) if n_sents else 0.0,
+        "reshaped_chars_mean": float(df.loc[df["method"] == "reshaped", "context"].str.len().mean()) if rows else 0.0,
+        "retrieved_chars_mean": float(df.loc[df["method"] == "retrieved", "context"].str.len().mean()) if rows else 0.0,
+    }
+    return df, stats
+
+
+def _snippets(coll: Collection, doc_ids: Sequence[str]) -> list[str]:
+    # QA documents are deduplicated snippet texts: list every snippet id behind each.
+    return [s for d in doc_ids for s in coll.sources.get(d, [d])]
+
+
+def sample(ids: Sequence[str], n: int | None, seed: int) -> list[str]:
+    ids = sorted(ids)
+    if n is None or n >= len(ids):
+        return ids
+    return sorted(random.Random(seed).sample(ids, n))

@@ -1,0 +1,77 @@
+"""Stage retrieve: chunk methods × retrievers (BM25, dense, RRF hybrid) with IR metrics, cross-encoder reranking,
+and for QA datasets the reshaped generation contexts.
+
+Outputs: runs.parquet (RUNS) and, for QA datasets, contexts.parquet (CONTEXTS) in --out;
+the metrics JSON is {retriever: {chunk method: {ndcg@10, map, mrr@10, recall@k, p@k, f1@k}},
+"rerank": ..., "reshape": ..., "corpus": ...}.
+"""
+
+import argparse
+import logging
+from pathlib import Path
+
+from biochunk import cli, params
+from biochunk.datasets.registry import load_registry
+from biochunk.embedding import Encoder
+from biochunk.evaluation.retrieval import evaluate
+from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
+from biochunk.retrieval import collection, experiment
+from biochunk.retrieval.cache import CachedEncoder
+from biochunk.scoring import crossencoder
+
+log = logging.getLogger("retrieve")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
+    ap.add_argument("--reranker", required=True, type=Path, help="train_reranker folder")
+    ap.add_argument("--out", required=True, type=Path, help="folder: runs.parquet [contexts.parquet]")
+    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--cache", type=Path, default=None, help="embedding cache folder (not an output: vectors are reused across runs)")
+    ap.add_argument("--params", default="params.yaml")
+    args = ap.parse_args()
+    rp = params.section("retrieve", args.params)
+    cp = params.section("chunk", args.params)
+    ep = params.section("embed", args.params)
+    tp = params.section("train_reranker", args.params)
+    task = load_registry()[args.dataset].task
+    coll = collection.load(args.data, task, rp.qa_test_splits)
+    encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
+    log.info("%s: %d documents, %d evaluation queries", args.dataset, len(coll.docs), len(coll.qrels))
+
+    res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder)
+    metrics = dict(res.metrics)
+    texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
+    queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
+    trained = crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
+    if rp.rerank_depth > 0 and coll.test_qrels:
+        method, base = experiment.base_run(res, "bm25")
+        base = {q: base[q] for q in coll.test_qrels}
+        rerank = {"base": f"bm25/{method}", "depth": rp.rerank_depth, "bm25": evaluate(base, coll.test_qrels, rp.ks)}
+        init = crossencoder.load(tp.model, max_length=tp.max_length, seed=tp.seed)
+        for name, ce in (("trained", trained), ("init", init)):
+            run = crossencoder.rerank(ce, queries, base, texts, rp.rerank_depth)
+            rerank[name] = evaluate(run, coll.test_qrels, rp.ks)
+            res.runs[(f"rerank-{name}", method)] = run
+            log.info("rerank %-7s nDCG@10 %.4f (BM25 %.4f)", name, rerank[name]["ndcg@10"], rerank["bm25"]["ndcg@10"])
+        metrics["rerank"] = rerank
+    contexts = None
+    if task == "qa":
+        _, run = experiment.base_run(res, "hybrid" if any(k[0] == "hybrid" for k in res.runs) else "bm25")
+        qs = experiment.sample(list(coll.test_qrels), rp.reshape_questions, rp.seed)
+        contexts, metrics["reshape"] = experiment.reshape_contexts(
+            coll, run, qs, encoder, lambda q, t: crossencoder.predict(trained, [(q, x) for x in t]), rp
+        )
+    metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks, "seconds": res.seconds}
+    with atomic_path(args.out) as tmp:
+        tmp.mkdir(parents=True)
+        write_table(experiment.runs_table(res, rp.save_depth), tmp / "runs.parquet", RUNS)
+        if contexts is not None:
+            write_table(contexts, tmp / "contexts.parquet", CONTEXTS)
+    write_json(metrics, args.metrics)
+
+
+if __name__ == "__main__":
+    cli.run(main)

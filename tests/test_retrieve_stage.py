@@ -1,0 +1,102 @@
+"""train_reranker + retrieve on tiny BEIR-like and BioASQ-like collections (real MiniLM, real Lucene)."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from biochunk.io import CONTEXTS, CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, RUNS, read_table, write_table
+from tests.conftest import ROOT
+
+DOCS = [
+    ("d1", "Aspirin", "Aspirin reduces fever and inflammation. It inhibits COX enzymes."),
+    ("d2", "Metformin", "Metformin lowers blood glucose in type 2 diabetes. It acts on the liver."),
+    ("d3", "Statins", "Statins lower LDL cholesterol. They reduce cardiovascular events."),
+    ("d4", "Vaccines", "Vaccines train the immune system against viruses such as influenza."),
+    ("d5", "Insulin", "Insulin is a hormone that lets cells take up glucose from the blood."),
+    ("d6", "Sleep", "Sleep deprivation impairs memory and attention in adults."),
+]
+QUERIES_ = [("t1", "what lowers cholesterol"), ("t2", "drug for diabetes glucose"), ("e1", "aspirin fever"), ("e2", "vaccine immune")]
+PARAMS = """
+retrieve:
+  bm25_methods: [none, fixed]
+  dense_methods: [none]
+  chunk: {window: 6, overlap: 0}
+  depth: 10
+  ks: [1, 5]
+  save_depth: 5
+  rerank_depth: 3
+  qa_test_splits: [B2]
+  reshape_questions: 2
+  reshape_passages: 3
+  reshape_top_m: 2
+train_reranker: {steps: 2, batch_size: 2, negatives: 2, max_length: 64}
+embed: {batch_size: 8}
+"""
+
+
+def _run(tmp_path, dataset, data):
+    env_cmd = [sys.executable, str(ROOT / "stages" / "train_reranker.py"), "--dataset", dataset, "--data", str(data), "--out", "rr", "--params", "params.yaml"]
+    r = subprocess.run(env_cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    cmd = [
+        sys.executable, str(ROOT / "stages" / "retrieve.py"), "--dataset", dataset, "--data", str(data), "--reranker", "rr",
+        "--out", "out", "--metrics", "m.json", "--cache", "cache", "--params", "params.yaml",
+    ]  # fmt: skip
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads((tmp_path / "m.json").read_text()), read_table(tmp_path / "out" / "runs.parquet", RUNS)
+
+
+@pytest.mark.slow
+def test_retrieve_stage_on_a_tiny_beir_collection(tmp_path):
+    pytest.importorskip("pyserini")
+    data = tmp_path / "data"
+    data.mkdir()
+    write_table(pd.DataFrame(DOCS, columns=["doc_id", "title", "text"]), data / "corpus.parquet", CORPUS)
+    write_table(pd.DataFrame(QUERIES_, columns=["query_id", "text"]), data / "queries.parquet", QUERIES)
+    qrels = [("t1", "d3", 1, "train"), ("t2", "d2", 1, "train"), ("e1", "d1", 1, "test"), ("e2", "d4", 1, "test")]
+    write_table(pd.DataFrame(qrels, columns=QRELS.names), data / "qrels.parquet", QRELS)
+    (tmp_path / "params.yaml").write_text(PARAMS)
+    m, runs = _run(tmp_path, "scifact", data)
+    assert set(m["bm25"]) == {"none", "fixed"} and set(m["dense"]) == {"none"} and set(m["hybrid"]) == {"none"}
+    assert m["bm25"]["none"]["ndcg@10"] == pytest.approx(1.0)  # each test query names its document
+    assert m["bm25"]["none"]["queries"] == 2
+    assert {"trained", "init", "bm25"} <= set(m["rerank"])
+    assert set(runs.retriever) == {"bm25", "dense", "hybrid", "rerank-trained", "rerank-init"}
+    assert runs.groupby(["retriever", "method", "query_id"]).size().max() <= 5
+    assert set(runs.doc_id) <= {d for d, _, _ in DOCS}  # chunk hits mapped to documents
+    assert json.loads((tmp_path / "rr" / "report.json").read_text())["trained"] is True
+    assert not (tmp_path / "out" / "contexts.parquet").exists()
+
+
+@pytest.mark.slow
+def test_retrieve_stage_reshapes_bioasq_contexts(tmp_path):
+    pytest.importorskip("pyserini")
+    data = tmp_path / "data"
+    data.mkdir()
+    qs = [("q1", "B1", "what lowers cholesterol"), ("q2", "B1", "what treats diabetes"), ("q3", "B2", "does aspirin reduce fever"), ("q4", "B2", "what do vaccines do")]
+    write_table(
+        pd.DataFrame([{"id": i, "split": s, "type": "summary", "body": b, "ideal_answer": ["x"], "exact_answer": [], "documents": []} for i, s, b in qs]),
+        data / "questions.parquet", QA_QUESTIONS,
+    )  # fmt: skip
+    gold = {"q1": ["d3"], "q2": ["d2", "d5"], "q3": ["d1"], "q4": ["d4", "d4"]}  # q4 repeats a text: one pooled passage
+    text = {d: f"{t}. {x}" for d, t, x in DOCS}
+    rows = [
+        {"question_id": q, "snippet_id": f"{q}-{n}", "text": text[d], "document": "u", "begin_section": "abstract", "end_section": "abstract", "offset_begin": 0, "offset_end": 1}
+        for q, ds in gold.items() for n, d in enumerate(ds)
+    ]  # fmt: skip
+    write_table(pd.DataFrame(rows), data / "snippets.parquet", QA_SNIPPETS)
+    (tmp_path / "params.yaml").write_text(PARAMS)
+    m, runs = _run(tmp_path, "bioasq", data)
+    assert m["corpus"]["documents"] == 5  # six snippets, five distinct texts
+    assert m["bm25"]["none"]["queries"] == 4  # every question is scored
+    ctx = read_table(tmp_path / "out" / "contexts.parquet", CONTEXTS)
+    assert sorted(ctx.question_id.unique()) == ["q3", "q4"]  # the held-out batch only
+    assert set(ctx.method) == {"retrieved", "reshaped"}
+    assert all(len(c) > 0 for c in ctx.context)
+    all_snippets = {r["snippet_id"] for r in rows}
+    assert all(set(s) <= all_snippets for s in ctx.snippet_ids)
+    assert m["reshape"]["questions"] == 2
