@@ -24,6 +24,11 @@ def embedding_text(text: str, metadata: str) -> str:
     return f"{header}\n{body}" if header else body
 
 
+def embedding_texts(chunks: pd.DataFrame) -> list[str]:
+    """``embedding_text`` of every row of a CHUNKS table."""
+    return [embedding_text(t, m) for t, m in zip(chunks["text"], chunks["metadata"])]
+
+
 def frame(ids: list[str], kind: str, vecs: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"id": ids, "kind": kind, "vector": list(vecs)})
 

@@ -27,7 +27,7 @@ def main() -> None:
     rels = relation_definitions(args.config)
     enc = Encoder(p.model, p.batch_size, p.device)
     log.info("embedding %d chunks, %d inputs, %d relation definitions", len(chunks), len(sents), len(rels))
-    cv = enc.encode([vectors.embedding_text(t, m) for t, m in zip(chunks["text"], chunks["metadata"])], progress=True)
+    cv = enc.encode(vectors.embedding_texts(chunks), progress=True)
     iv = enc.encode(sents["sentence"].tolist(), progress=True)
     rv = enc.encode([f"{name}: {text}" for name, text in rels.items()])
     with atomic_path(args.out) as tmp:

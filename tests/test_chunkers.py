@@ -995,3 +995,20 @@ def test_adaptive_cuts_a_single_unit_over_max_words() -> None:
     chunks = chunker.chunk(text)
     verify_chunk_indices(chunks, text, chunker)
     assert max(count_words(c.text) for c in chunks) <= 10
+
+
+def test_dense_qa_contexts_embed_chunks_as_the_embed_stage_does() -> None:
+    import pandas as pd
+
+    from biochunk.generation.contexts import dense_contexts
+
+    meta = json.dumps({"propositions": [["A inhibits B.", 0, 12]], "header": "A and B"})
+    chunks = pd.DataFrame({"chunk_id": ["p:d#0"], "doc_id": ["d"], "text": ["A, B: inhibits"], "method": ["proposition"], "metadata": [meta]})
+    class Encoder(MockEncoder):
+        def encode(self, texts, progress=False):
+            return super().encode(texts)
+
+    enc = Encoder()
+    out = dense_contexts(chunks, pd.DataFrame({"id": ["q"], "question": ["What inhibits B?"]}), enc, top_k=1)
+    assert enc.calls[-1] == ["A and B\nA inhibits B."], "header and propositions, not the raw span"
+    assert out.chunk_id.tolist() == ["p:d#0"]

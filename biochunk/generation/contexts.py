@@ -17,6 +17,7 @@ from biochunk.chunking import Document
 from biochunk.evaluation.chunking import run_methods
 from biochunk.io import CHUNKS, QA_CONTEXTS
 from biochunk.retrieval.dense import build_index, search
+from biochunk.vectors import embedding_texts
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,8 @@ def dense_contexts(chunks: pd.DataFrame, questions: pd.DataFrame, encoder: Any, 
     for method, g in chunks.groupby("method", sort=True):
         g = g.reset_index(drop=True)
         log.info("%s: embedding %d chunks", method, len(g))
-        index = build_index(encoder.encode(list(g["text"]), progress=True))
+        # Embedded as the embed stage does: a micro-header first, propositions for their chunk.
+        index = build_index(encoder.encode(embedding_texts(g), progress=True))
         scores, ids = search(index, q_vecs, min(top_k, len(g)))
         for qid, srow, irow in zip(questions["id"], scores, ids):
             for rank, (s, i) in enumerate(zip(srow, irow), start=1):

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from biochunk.embedding import MemoEncoder
 from biochunk.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -70,18 +71,13 @@ def encode_cached(encoder: Any, texts: Sequence[str], cache_dir: str | Path | No
     return np.stack([store[k] for k in keys]).astype(np.float32)
 
 
-class CachedEncoder:
-    """An ``Encoder`` whose ``encode`` goes through the cache: semantic chunkers that embed the
-    same sentences (the four breakpoint rules, structural) then embed them once."""
+class CachedEncoder(MemoEncoder):
+    """A ``MemoEncoder`` whose memory is the on-disk cache in ``cache_dir``: what one run embeds,
+    the next run (another chunk method, another experiment) reads back."""
 
     def __init__(self, encoder: Any, cache_dir: str | Path | None):
-        self.encoder = encoder
+        super().__init__(encoder)
         self.cache_dir = cache_dir
-        self.model_name = encoder.model_name
-
-    @property
-    def dim(self) -> int:
-        return self.encoder.dim
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         return encode_cached(self.encoder, texts, self.cache_dir, progress)

@@ -29,6 +29,7 @@ from biochunk.retrieval.collection import Collection
 from biochunk.retrieval.dense import dense_run
 from biochunk.retrieval.fusion import Run, rrf, to_documents
 from biochunk.retrieval.reshape import reshape
+from biochunk.vectors import embedding_texts
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,13 @@ class Results:
 
 
 def chunk_documents(docs: pd.DataFrame, method: str, params: Any, encoder: Any) -> pd.DataFrame:
-    """``chunk_id, doc_id, text`` of every chunk (``none``: one chunk per document, id = doc id)."""
+    """``chunk_id, doc_id, text, metadata`` of every chunk (``none``: one chunk per document, id = doc id)."""
     if method == NO_CHUNKING:
-        return pd.DataFrame({"chunk_id": docs["doc_id"], "doc_id": docs["doc_id"], "text": docs["text"]})
+        return pd.DataFrame({"chunk_id": docs["doc_id"], "doc_id": docs["doc_id"], "text": docs["text"], "metadata": "{}"})
     chunker = chunking.build(params, encoder)
     chunks = chunking.chunk_corpus([Document(d, t) for d, t in zip(docs["doc_id"], docs["text"])], chunker)
-    return pd.DataFrame({"chunk_id": [c.chunk_id for c in chunks], "doc_id": [c.doc_id for c in chunks], "text": [c.text for c in chunks]})
+    rows = [c.row() for c in chunks]
+    return pd.DataFrame(rows, columns=["chunk_id", "doc_id", "text", "metadata"]) if rows else pd.DataFrame(columns=["chunk_id", "doc_id", "text", "metadata"])
 
 
 def run_retrievers(
@@ -93,7 +95,8 @@ def run_retrievers(
                 res.seconds[f"bm25/{method}"] = time.perf_counter() - t0
             if method in rp.dense_methods:
                 t0 = time.perf_counter()
-                vecs = encoder.encode(texts, progress=True)
+                # Embedded as the embed stage does: a micro-header first, propositions for their chunk.
+                vecs = encoder.encode(embedding_texts(chunks), progress=True)
                 run = dense_run(vecs, ids, qvecs, qids, rp.depth, rp.index, rp.use_gpu)
                 doc_runs["dense"] = to_documents(run, doc_of, rp.aggregate)
                 res.seconds[f"dense/{method}"] = time.perf_counter() - t0
