@@ -1,6 +1,11 @@
 """Print the retrieve stage's metrics as Markdown tables: chunk method x retriever, reranking, reshaping.
 
     python benchmarks/retrieval_table.py metrics/retrieval-scifact.json [--k 100]
+
+Runs split over several invocations (one chunk method each, when embedding is slow) are
+assembled first; a later file's (retriever, method) entries replace an earlier file's:
+
+    python benchmarks/retrieval_table.py --merge metrics/retrieval-scifact.json runs/a.json runs/b.json
 """
 
 from __future__ import annotations
@@ -8,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+from biochunk.io import write_json
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 
@@ -38,11 +45,36 @@ def detail_table(m: dict, k: int) -> str:
     return "\n".join(lines)
 
 
+def merge(files: list[Path]) -> dict:
+    """One metrics dict from several retrieve runs over the same collection."""
+    out: dict = {}
+    for f in files:
+        m = json.loads(f.read_text())
+        for key, value in m.items():
+            if key in RETRIEVERS:
+                out.setdefault(key, {}).update(value)
+            elif key == "corpus":
+                corpus = out.setdefault("corpus", {})
+                for field, v in value.items():
+                    if isinstance(v, dict):
+                        corpus.setdefault(field, {}).update(v)
+                    elif corpus.get(field, v) != v:
+                        raise SystemExit(f"{f}: corpus {field} is {v}, earlier files have {corpus[field]}: not the same collection")
+                    else:
+                        corpus[field] = v
+            else:
+                out[key] = value  # rerank, reshape: whole entries, the latest run's
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("metrics", type=Path)
     ap.add_argument("--k", type=int, default=100, help="recall cut-off shown in the method table")
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="RUN", help="write the merge of these metrics files to METRICS first")
     args = ap.parse_args()
+    if args.merge:
+        write_json(merge(args.merge), args.metrics)
     m = json.loads(args.metrics.read_text())
     print(method_table(m, args.k))
     print()
