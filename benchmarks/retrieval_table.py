@@ -59,7 +59,7 @@ def merge(files: list[Path]) -> dict:
                     if isinstance(v, dict):
                         corpus.setdefault(field, {}).update(v)
                     elif corpus.get(field, v) != v:
-                        raise SystemExit(f"{f}: corpus {field} is {v}, earlier files have {corpus[field]}: not the same collection")
+                        raise SystemExit(f"{f}: corpus {field} is {v}, earlier files have {corpus[field]}: not one collection")
                     else:
                         corpus[field] = v
             else:
@@ -71,7 +71,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("metrics", type=Path)
     ap.add_argument("--k", type=int, default=100, help="recall cut-off shown in the method table")
-    ap.add_argument("--merge", nargs="+", type=Path, metavar="RUN", help="write the merge of these metrics files to METRICS first")
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="RUN", help="first write the merge of these runs to METRICS")
     args = ap.parse_args()
     if args.merge:
         write_json(merge(args.merge), args.metrics)

@@ -82,9 +82,16 @@ def _table_module():
 def test_retrieval_table_merge_assembles_runs(tmp_path):
     """The SciFact table is assembled from one run per chunk method: entries merge, a later run wins."""
     table = _table_module()
-    a = {"bm25": {"none": {"ndcg@10": 0.5}, "fixed": {"ndcg@10": 0.4}}, "corpus": {"documents": 3, "chunks": {"none": 3, "fixed": 5}},
-         "rerank": {"depth": 10}}
-    b = {"bm25": {"fixed": {"ndcg@10": 0.45}}, "dense": {"fixed": {"ndcg@10": 0.3}}, "corpus": {"documents": 3, "chunks": {"fixed": 5}}}
+    a = {
+        "bm25": {"none": {"ndcg@10": 0.5}, "fixed": {"ndcg@10": 0.4}},
+        "corpus": {"documents": 3, "chunks": {"none": 3, "fixed": 5}},
+        "rerank": {"depth": 10},
+    }
+    b = {
+        "bm25": {"fixed": {"ndcg@10": 0.45}},
+        "dense": {"fixed": {"ndcg@10": 0.3}},
+        "corpus": {"documents": 3, "chunks": {"fixed": 5}},
+    }
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     m = table.merge([tmp_path / "a.json", tmp_path / "b.json"])
