@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from biochunk.evaluation.report import extraction_metrics
+from biochunk.evaluation.report import extraction_metrics, paired_difference
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.evaluation.triples import counts, hit_at_k, micro, triple_metrics
 
@@ -58,3 +58,21 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
 def test_extraction_metrics_have_intervals():
     m = extraction_metrics(GOLD, PRED, n_boot=200, seed=1)
     assert m["triple"]["f1_ci_low"] <= m["triple"]["f1"] <= m["triple"]["f1_ci_high"]
+
+
+def test_paired_difference_by_hand_and_tighter_than_unpaired():
+    # 100 inputs with one gold triple each; A right on the first 50, B on the first 52.
+    gold = {f"s{i}": [("a", "r", f"t{i}")] for i in range(100)}
+    a = {f"s{i}": [("a", "r", f"t{i}")] for i in range(50)}
+    b = {f"s{i}": [("a", "r", f"t{i}")] for i in range(52)}
+    d = paired_difference(gold, a, b, n_boot=500, seed=3)["triple"]
+    # A: P 1, R 0.50 -> F1 2/3; B: P 1, R 0.52 -> F1 1.04/1.52
+    assert d["f1_a"] == pytest.approx(2 / 3) and d["f1_b"] == pytest.approx(1.04 / 1.52)
+    assert d["delta"] == pytest.approx(1.04 / 1.52 - 2 / 3)
+    # B is never worse on any input, so no resample has B below A...
+    assert 0.0 <= d["ci_low"] <= d["delta"] <= d["ci_high"]
+    # ...and the paired interval is far narrower than either system's own.
+    own = extraction_metrics(gold, b, n_boot=500, seed=3)["triple"]
+    assert d["ci_high"] - d["ci_low"] < (own["f1_ci_high"] - own["f1_ci_low"]) / 3
+    same = paired_difference(gold, a, a, n_boot=100, seed=3)["relation"]
+    assert same["delta"] == same["ci_low"] == same["ci_high"] == 0.0
