@@ -5,7 +5,7 @@
 Runs split over several invocations (one chunk method each, when embedding is slow) are
 assembled first; a later file's (retriever, method) entries replace an earlier file's:
 
-    python benchmarks/retrieval_table.py --merge metrics/retrieval-scifact.json runs/a.json runs/b.json
+    python benchmarks/retrieval_table.py metrics/retrieval-scifact.json --merge runs/a.json runs/b.json
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from pathlib import Path
 from biochunk.io import write_json
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
+# Rows from structure-only to embedding-based chunking (metrics files store methods sorted by name).
+ORDER = ["none", "fixed", "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient",
+         "structural", "hybrid", "proposition"]  # fmt: skip
 
 
 def method_table(m: dict, k: int) -> str:
-    methods = list(dict.fromkeys(meth for r in RETRIEVERS for meth in m.get(r, {})))
+    names = {meth for r in RETRIEVERS for meth in m.get(r, {})}
+    methods = sorted(names, key=lambda x: (ORDER.index(x) if x in ORDER else len(ORDER), x))
     head = "| chunk method | chunks | " + " | ".join(f"{r} nDCG@10 | {r} R@{k}" for r in RETRIEVERS) + " |"
     lines = [head, "|---|---:|" + "---:|---:|" * len(RETRIEVERS)]
     chunks = m.get("corpus", {}).get("chunks", {})
