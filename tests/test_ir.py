@@ -10,7 +10,7 @@ import pytest
 
 from biochunk import params
 from biochunk.errors import UserError
-from biochunk.evaluation.retrieval import evaluate
+from biochunk.evaluation.retrieval import evaluate, paired_delta
 from biochunk.retrieval.cache import CachedEncoder, encode_cached
 from biochunk.retrieval.dense import build_index, dense_run
 from biochunk.retrieval.fusion import rrf, to_documents
@@ -35,6 +35,18 @@ def test_metrics_by_hand():
     assert m["f1@2"] == pytest.approx(2 * 0.25 * 0.25 / 0.5)  # from mean P and mean R
     assert m["f1q@2"] == pytest.approx((2 * 0.5 * 0.5 / 1.0 + 0) / 2)  # per-query mean
     assert m["queries"] == 2
+
+
+def test_paired_delta_by_hand():
+    # B puts q2's relevant document first: q2 nDCG@10 1/log2(4) -> 1, q1 unchanged.
+    better = {"q1": RUN["q1"], "q2": [("d2", 3.0), ("d3", 2.0), ("d1", 1.0)]}
+    d = paired_delta(RUN, better, QRELS, n_boot=500, seed=1)
+    assert d["delta"] == pytest.approx((1 - 1 / math.log2(4)) / 2)
+    assert d["queries"] == 2
+    # resampling the two queries gives means of 0, 0.25 and 0.5 only
+    assert 0.0 <= d["ci_low"] <= d["delta"] <= d["ci_high"] <= 0.5
+    same = paired_delta(RUN, RUN, QRELS, n_boot=50)
+    assert same["delta"] == same["ci_low"] == same["ci_high"] == 0.0
 
 
 def test_unanswered_queries_count_as_zero():
