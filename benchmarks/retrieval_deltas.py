@@ -52,14 +52,17 @@ def main() -> None:
         base = runs.get((retriever, NO_CHUNKING))
         methods = sorted(m for r, m in runs if r == retriever and m != NO_CHUNKING)
         if methods and base is None:
-            raise UserError(f"no {retriever}/{NO_CHUNKING} run among {', '.join(map(str, args.runs))}: add the run of whole documents")
+            files = ", ".join(map(str, args.runs))
+            raise UserError(f"no {retriever}/{NO_CHUNKING} run among {files}: add a run of whole documents")
         for m in methods:
             out.setdefault(retriever, {})[m] = paired_delta(base, runs[(retriever, m)], coll.qrels, args.bootstrap, args.seed)
     print(f"nDCG@10 minus `{NO_CHUNKING}` (whole documents), 95% paired bootstrap interval over {len(coll.qrels)} queries")
     print("| chunk method | " + " | ".join(RETRIEVERS) + " |")
     print("|---|" + "---|" * len(RETRIEVERS))
     for m in sorted({m for r in out.values() for m in r}):
-        cells = [f"{d['delta']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]" if (d := out.get(r, {}).get(m)) else "—" for r in RETRIEVERS]
+        cells = [
+            f"{d['delta']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]" if (d := out.get(r, {}).get(m)) else "—" for r in RETRIEVERS
+        ]
         print(f"| {m} | " + " | ".join(cells) + " |")
     if args.out:
         write_json(out, args.out)

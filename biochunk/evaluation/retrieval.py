@@ -31,11 +31,14 @@ def _name(measure) -> str:
     return {"AP": "map", "RR@10": "mrr@10"}.get(s, s.replace("R@", "recall@", 1) if s.startswith("R@") else s.lower())
 
 
-def _per_query(run: Run, qrels: Qrels, measures: list) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+PerQuery = dict[str, dict[str, float]]  # measure name -> query id -> value
+
+
+def _per_query(run: Run, qrels: Qrels, measures: list) -> tuple[dict[str, dict[str, int]], PerQuery]:
     """The judged queries, and each measure's value per query that the run answers (absent: 0)."""
     qrels_d = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items() if docs}
     run_d = {q: {d: float(s) for d, s in hits} for q, hits in run.items() if q in qrels_d and hits}
-    per_query: dict[str, dict[str, float]] = {_name(m): {} for m in measures}
+    per_query: PerQuery = {_name(m): {} for m in measures}
     if run_d:
         for metric in ir_measures.iter_calc(measures, qrels_d, run_d):
             per_query[_name(metric.measure)][metric.query_id] = float(metric.value)
