@@ -36,6 +36,10 @@ def read_runs(paths: list[Path]) -> dict[tuple[str, str], dict[str, list[tuple[s
     return runs
 
 
+def cell(d: dict[str, float] | None) -> str:
+    return f"{d['delta']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]" if d else "—"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", required=True)
@@ -60,9 +64,7 @@ def main() -> None:
     print("| chunk method | " + " | ".join(RETRIEVERS) + " |")
     print("|---|" + "---|" * len(RETRIEVERS))
     for m in sorted({m for r in out.values() for m in r}):
-        cells = [
-            f"{d['delta']:+.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]" if (d := out.get(r, {}).get(m)) else "—" for r in RETRIEVERS
-        ]
+        cells = [cell(out.get(r, {}).get(m)) for r in RETRIEVERS]
         print(f"| {m} | " + " | ".join(cells) + " |")
     if args.out:
         write_json(out, args.out)
