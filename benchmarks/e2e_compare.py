@@ -19,15 +19,10 @@ import argparse
 from pathlib import Path
 
 from biochunk import cli
-from biochunk.corpus import gold_triples
+from biochunk.corpus import gold_triples, predicted_triples
 from biochunk.errors import UserError
 from biochunk.evaluation.report import paired_difference
 from biochunk.io import PREDICTIONS, TRIPLES, read_table, write_json
-
-
-def load(path: Path) -> dict:
-    preds = read_table(path, PREDICTIONS)
-    return {str(i): [tuple(t) for t in ts] for i, ts in zip(preds["id"], preds["triples"])}
 
 
 def main() -> None:
@@ -40,7 +35,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON too")
     args = ap.parse_args()
-    pred_a, pred_b = load(args.a), load(args.b)
+    pred_a, pred_b = (predicted_triples(read_table(f, PREDICTIONS)) for f in (args.a, args.b))
     if set(pred_a) != set(pred_b):
         raise UserError(
             f"{args.a} and {args.b} cover different test sentences ({len(pred_a)} vs {len(pred_b)}): "

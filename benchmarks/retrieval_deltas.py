@@ -20,8 +20,7 @@ from biochunk.evaluation.retrieval import paired_delta
 from biochunk.io import RUNS, read_table, write_json
 from biochunk.params import NO_CHUNKING
 from biochunk.retrieval import collection
-
-RETRIEVERS = ("bm25", "dense", "hybrid")
+from retrieval_table import RETRIEVERS, ordered  # the script's own folder: one row order for both tables
 
 
 def read_runs(paths: list[Path]) -> dict[tuple[str, str], dict[str, list[tuple[str, float]]]]:
@@ -63,7 +62,7 @@ def main() -> None:
     print(f"nDCG@10 minus `{NO_CHUNKING}` (whole documents), 95% paired bootstrap interval over {len(coll.qrels)} queries")
     print("| chunk method | " + " | ".join(RETRIEVERS) + " |")
     print("|---|" + "---|" * len(RETRIEVERS))
-    for m in sorted({m for r in out.values() for m in r}):
+    for m in ordered(m for r in out.values() for m in r):
         cells = [cell(out.get(r, {}).get(m)) for r in RETRIEVERS]
         print(f"| {m} | " + " | ".join(cells) + " |")
     if args.out:

@@ -22,9 +22,13 @@ ORDER = ["none", "fixed", "recursive", "semchunk", "cluster", "adaptive", "perce
          "structural", "hybrid", "proposition"]  # fmt: skip
 
 
+def ordered(methods) -> list[str]:
+    """Chunk method names in table order (unknown names last, by name)."""
+    return sorted(set(methods), key=lambda x: (ORDER.index(x) if x in ORDER else len(ORDER), x))
+
+
 def method_table(m: dict, k: int) -> str:
-    names = {meth for r in RETRIEVERS for meth in m.get(r, {})}
-    methods = sorted(names, key=lambda x: (ORDER.index(x) if x in ORDER else len(ORDER), x))
+    methods = ordered(meth for r in RETRIEVERS for meth in m.get(r, {}))
     head = "| chunk method | chunks | " + " | ".join(f"{r} nDCG@10 | {r} R@{k}" for r in RETRIEVERS) + " |"
     lines = [head, "|---|---:|" + "---:|---:|" * len(RETRIEVERS)]
     chunks = m.get("corpus", {}).get("chunks", {})

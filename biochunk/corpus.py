@@ -37,6 +37,11 @@ def gold_triples(df: pd.DataFrame) -> dict[str, list[Triple]]:
     return out
 
 
+def predicted_triples(preds: pd.DataFrame) -> dict[str, list[Triple]]:
+    """The generate stage's PREDICTIONS as ``gold_triples`` gives the gold: input id -> triples."""
+    return {str(i): [tuple(t) for t in ts] for i, ts in zip(preds["id"], preds["triples"])}
+
+
 def relation_definitions(config: str | Path) -> dict[str, str]:
     """``relations:`` of a per-dataset config file, checked to be name -> definition."""
     p = Path(config)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from biochunk import cli, params
-from biochunk.corpus import gold_triples
+from biochunk.corpus import gold_triples, predicted_triples
 from biochunk.evaluation.plots import summary_png
 from biochunk.evaluation.report import chunk_statistics, extraction_metrics, retrieval_metrics
 from biochunk.io import CHUNKS, PREDICTIONS, RANKINGS, TRIPLES, atomic_path, read_json, read_table, write_json
@@ -32,7 +32,7 @@ def main() -> None:
     chunks = read_table(args.chunks, CHUNKS)
     preds = read_table(args.predictions, PREDICTIONS)
     gold = gold_triples(test[test["id"].isin(preds["id"])])
-    pred = {str(i): [tuple(t) for t in ts] for i, ts in zip(preds["id"], preds["triples"])}
+    pred = predicted_triples(preds)
     rankings = pd.concat([read_table(args.rankings, RANKINGS), read_table(args.rescored, RANKINGS)])
     retrieval, curve = retrieval_metrics(rankings, chunks, test, p.bootstrap, p.seed)
     convert_report = read_json(args.data / "report.json")
