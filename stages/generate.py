@@ -38,7 +38,7 @@ def main() -> None:
     lm = load_causal_lm(p.model, "generate.model", p.quantize)
     stats: dict = {"examples": len(examples), "test_inputs": len(test)}
     if p.train_steps > 0:
-        generator.add_lora(lm, p.lora_r)
+        generator.add_lora(lm, p.lora_r, p.seed)
         pairs = training_pairs(train, evidence, examples, relations)
         stats["finetune"] = {"examples": len(pairs), **generator.finetune(lm, pairs, p.train_steps, p.batch_size, p.lr, p.seed)}
         log.info("fine-tuned: %s", stats["finetune"])

@@ -28,7 +28,7 @@ def main() -> None:
     rankings = read_table(args.rankings, RANKINGS)
     sentences = dict(zip(triples["id"].astype(str), triples["sentence"]))
     gold = triples.groupby("id")["relation"].agg(set).to_dict()
-    scorer = ChunkScorer(p.model, p.lora_r, p.max_length)
+    scorer = ChunkScorer(p.model, p.lora_r, p.max_length, p.seed)
     _, train_data, _ = candidates_for(rankings[rankings["split"] == "train"], chunks, sentences, gold)
     stats = train(scorer, train_data, p.steps, p.batch_size, p.lr, p.seed)
     log.info("scorer: %s", stats)

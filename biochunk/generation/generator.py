@@ -11,12 +11,13 @@ from typing import Sequence
 import torch
 from tqdm import tqdm
 
+from biochunk.determinism import seed_all
 from biochunk.generation.model import LoadedLM
 
 log = logging.getLogger(__name__)
 
 
-def add_lora(lm: LoadedLM, r: int) -> None:
+def add_lora(lm: LoadedLM, r: int, seed: int) -> None:
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
 
     model = lm.model
@@ -24,6 +25,8 @@ def add_lora(lm: LoadedLM, r: int) -> None:
         model = prepare_model_for_kbit_training(model)
     names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
     targets = [t for t in ("q_proj", "k_proj", "v_proj", "o_proj") if t in names] or ["c_attn"]
+    # LoRA's A matrices are drawn here, not in ``finetune``: seed before they are.
+    seed_all(seed)
     lm.model = get_peft_model(model, LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.05, target_modules=targets, task_type="CAUSAL_LM"))
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from biochunk.determinism import seed_all
 from biochunk.models import offline_mode, resolve
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def chunk_text_for_scorer(text: str, labels: Sequence[str]) -> str:
 
 
 class ChunkScorer(torch.nn.Module):
-    def __init__(self, model: str, lora_r: int, max_length: int, param: str = "train_scorer.model"):
+    def __init__(self, model: str, lora_r: int, max_length: int, seed: int, param: str = "train_scorer.model"):
         super().__init__()
         offline_mode()
         from peft import LoraConfig, get_peft_model
@@ -57,6 +58,8 @@ class ChunkScorer(torch.nn.Module):
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         base = AutoModel.from_pretrained(path)
         targets = _attention_projections(base)
+        # LoRA's A matrices are drawn here, not in ``train``: seed before they are.
+        seed_all(seed)
         cfg = LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, target_modules=targets)
         self.encoder = get_peft_model(base, cfg)
         self.head = torch.nn.Linear(base.config.hidden_size, 1)
