@@ -1,0 +1,106 @@
+"""dvc.yaml declares exactly what each stage reads, and dvc.lock hashes only what git tracks.
+
+A dependency that is read but not declared lets an edit go unnoticed ("up to date" after
+the code changed); one that is declared but never read re-runs expensive stages for
+nothing. Both directions are derived from the code by scripts/stage_deps.py (which also
+rewrites dvc.yaml's module deps: ``python scripts/stage_deps.py --write``); inputs named
+in a stage's ``cmd`` must be among its ``deps`` too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import subprocess
+
+import pytest
+import yaml
+
+from biochunk import params as P
+from tests.conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("stage_deps", ROOT / "scripts" / "stage_deps.py")
+sd = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sd)
+DVC = sd.DVC
+_stage = sd.stage_spec
+_script = sd.script_of
+
+
+STAGES = sorted(DVC)
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_every_imported_module_is_a_dependency_and_back(name):
+    st = _stage(name)
+    deps = [d for d in st.get("deps", []) if isinstance(d, str)]
+    closure = {f for f in sd.closure_of(_script(st["cmd"])) if not sd.trivial(f)}
+    missing = sorted(f.relative_to(ROOT).as_posix() for f in closure if not sd.covered(f, deps))
+    assert not missing, f"{name}: imports {missing} but dvc.yaml does not list them under deps"
+    for d in deps:
+        if not d.startswith("biochunk/"):
+            continue
+        target = ROOT / d
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        unread = [f.relative_to(ROOT).as_posix() for f in files if f not in closure and not sd.trivial(f)]
+        if target.is_dir() and d != "biochunk/datasets/embedded":
+            assert not unread, f"{name}: dep {d} covers {unread}, which the stage never imports: list the files it does"
+        elif not target.is_dir():
+            assert not unread, f"{name}: dep {d} is never imported by the stage"
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_params_listed_are_exactly_the_params_read(name):
+    st = _stage(name)
+    # A section and the list of all its keys are the same declaration: compare key sets.
+    def expand(sec: str, keys) -> set[str]:
+        return {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])} if keys is None else {f"{sec}.{k}" for k in keys}
+
+    listed = set().union(*(expand(e.split(".", 1)[0], [e.split(".", 1)[1]]) if "." in e else expand(e, None) for e in st.get("params", [])))
+    expected = set().union(*(expand(sec, keys) for sec, keys in sd.section_reads(_script(st["cmd"])).items()))
+    assert listed == expected, f"{name}: dvc.yaml params {sorted(listed)}; the stage reads {sorted(expected)}"
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_inputs_named_in_the_command_are_dependencies(name):
+    st = _stage(name)
+    deps = set(d for d in st.get("deps", []) if isinstance(d, str))
+    outs = {next(iter(o)) if isinstance(o, dict) else o for key in ("outs", "metrics", "plots") for o in st.get(key, [])}
+    words = st["cmd"].split()
+    for flag, value in zip(words, words[1:]):
+        if not flag.startswith("--") or "/" not in value or flag == "--cache":
+            continue  # a cache is read and written by the stage and never hashed (dvc.lock stays small)
+        if value in outs or any(o.startswith(value.rstrip("/") + "/") for o in outs):
+            continue  # an output folder, or the folder of declared output files
+        assert value in deps, f"{name}: {flag} {value} is read but not listed under deps"
+    if "chunking.build(" in _script(st["cmd"]).read_text() and "dataset=" in _script(st["cmd"]).read_text():
+        for cfg in sd.HYBRID_CONFIGS:
+            assert cfg in deps, f"{name}: the hybrid chunker reads {cfg}; list it under deps"
+
+
+@pytest.fixture(scope="module")
+def lock() -> dict:
+    return yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+
+
+def test_lock_directory_deps_hold_exactly_the_files_git_tracks(lock):
+    # The lock records a directory dep's file count; bytecode or tool caches would inflate it,
+    # and a clean clone (no bytecode yet) would then disagree with the committed lock.
+    for stage, entry in lock.items():
+        for dep in entry.get("deps", []):
+            if "nfiles" not in dep or not dep["path"].startswith(("biochunk/", "configs/", "stages/")):
+                continue
+            tracked = subprocess.run(["git", "ls-files", dep["path"]], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+            assert dep["nfiles"] == len(tracked), f"{stage}: dvc.lock hashes {dep['nfiles']} files under {dep['path']}; git tracks {len(tracked)}"
+
+
+def test_params_yaml_sets_every_key():
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name, cls in P.SECTIONS.items():
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in (data.get(name) or {})]
+        assert not missing, f"params.yaml: section {name} lacks {missing}; every key is set there, so defaults never decide a run"
+
+
+def test_dvcignore_keeps_bytecode_out_of_the_hashes():
+    patterns = (ROOT / ".dvcignore").read_text().split()
+    assert "__pycache__/" in patterns and "*.pyc" in patterns
