@@ -43,9 +43,15 @@ def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
         raw = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as e:
         raise UserError(f"dataset registry {path} cannot be read: {e}".replace("\n", " ")) from None
+    from biochunk.params import DATASET_NAME
+
+    if not isinstance(raw, dict):
+        raise UserError(f"dataset registry {path} must be a mapping of dataset names to entries")
     specs = {}
     for name, entry in raw.items():
         where = f"{path.name}: {name}"
+        if not isinstance(name, str) or not DATASET_NAME.fullmatch(name):
+            raise UserError(f"{where}: dataset names may use only a-z, 0-9, '_' and '-' (dvc.yaml puts them into shell commands)")
         try:
             files = tuple(RemoteFile(**f) for f in entry["files"])
             spec = DatasetSpec(
