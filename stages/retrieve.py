@@ -10,7 +10,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from biochunk import cli, params
+from biochunk import cli, models, params
+from biochunk.chunking import models_used
 from biochunk.datasets.registry import load_registry
 from biochunk.embedding import Encoder
 from biochunk.evaluation.retrieval import evaluate
@@ -36,6 +37,11 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
+    methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != params.NO_CHUNKING]
+    models.require(
+        [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
+        + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 else [])
+    )
     task = load_registry()[args.dataset].task
     coll = collection.load(args.data, task, rp.qa_test_splits)
     encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)

@@ -11,7 +11,7 @@ import logging
 import time
 from pathlib import Path
 
-from biochunk import cli, params
+from biochunk import cli, models, params
 from biochunk.datasets.registry import load_registry
 from biochunk.io import atomic_path, write_json
 from biochunk.retrieval import collection
@@ -30,6 +30,7 @@ def main() -> None:
     args = ap.parse_args()
     p = params.section("train_reranker", args.params)
     rp = params.section("retrieve", args.params)
+    models.require([(p.model, "train_reranker.model")])
     coll = collection.load(args.data, load_registry()[args.dataset].task, rp.qa_test_splits)
     ce = crossencoder.load(p.model, max_length=p.max_length, seed=p.seed)
     report = {"model": p.model, "train_queries": len(coll.train_qrels), "trained": False}

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from biochunk.models import offline_mode, resolve
+from biochunk.models import loading, offline_mode, resolve
 
 log = logging.getLogger(__name__)
 TEMPERATURE = 0.1  # cosines live in [-1, 1]; /0.1 puts them on the logit scale of the head
@@ -54,8 +54,9 @@ class ChunkScorer(torch.nn.Module):
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve(model, param)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        base = AutoModel.from_pretrained(path)
+        with loading(model, param):
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            base = AutoModel.from_pretrained(path)
         targets = _attention_projections(base)
         cfg = LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, target_modules=targets)
         self.encoder = get_peft_model(base, cfg)
