@@ -129,7 +129,7 @@ def test_beir(tmp_path):
     docs = [
         {"_id": "d1", "title": "T1", "text": "one"},
         {"_id": "d2", "title": "", "text": "two"},
-        {"_id": "d1", "title": "x", "text": "dup"},
+        {"_id": "d1", "title": "T1", "text": "one"},  # an exact repeat: dropped and counted
     ]
     write(tmp_path, "corpus.jsonl", jsonl(*docs))
     write(tmp_path, "queries.jsonl", jsonl({"_id": "q1", "text": "first?", "metadata": {}}, {"_id": "q2", "text": "second?"}))
@@ -293,6 +293,61 @@ def test_paragraph_spans_cover_the_text_trimmed(text):
 
 
 # ---------------------------------------------------------------- malformed lines
+
+
+def test_beir_id_with_two_texts_is_malformed(tmp_path):
+    write(tmp_path, "corpus.jsonl", jsonl({"_id": "d1", "title": "", "text": "one"}, {"_id": "d1", "title": "", "text": "two"}))
+    write(tmp_path, "queries.jsonl", jsonl({"_id": "q1", "text": "first?"}))
+    s = spec("beir", {"corpus": ["corpus.jsonl"], "queries": ["queries.jsonl"]}, task="retrieval")
+    with pytest.raises(UserError, match=r"corpus\.jsonl:2: _id 'd1' was already given a different title or text"):
+        run(tmp_path, s)
+
+
+GOOD = {"PREDICATE": "TREATS", "SUBJECT_TEXT": "aspirin", "OBJECT_TEXT": "pain", "SENTENCE": "Aspirin treats pain."}
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "caf\xe9"}\n', r"t\.jsonl:2: not valid UTF-8 \(byte 0xe9 at offset 17\)"),
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "a\x00b"}\n', r"t\.jsonl:2: contains a NUL byte"),
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "' + b"x" * (2 << 20) + b'"}\n', r"t\.jsonl:2: line of 2,097,169 bytes exceeds"),
+    ],
+    ids=["bad-utf8", "nul", "oversized-line"],
+)
+def test_lines_that_are_not_text_are_malformed(tmp_path, content, needle):
+    write(tmp_path, "t.jsonl", content)
+    s = spec("gmciht", {"test": ["t.jsonl"]})
+    with pytest.raises(UserError, match=needle):
+        run(tmp_path, s)
+    report, tables = run(tmp_path, s, skip_malformed=True)
+    assert len(tables["test"]) == 1 and report["rows_read"] == {"test": 2}
+    assert sum(report["rows_dropped"]["test"].values()) == 1
+
+
+def test_a_bom_is_not_data(tmp_path):
+    write(tmp_path, "t.jsonl", b"\xef\xbb\xbf" + jsonl(GOOD, {**GOOD, "OBJECT_TEXT": "fever"}).encode())
+    report, tables = run(tmp_path, spec("gmciht", {"test": ["t.jsonl"]}), skip_malformed=True)
+    assert len(tables["test"]) == 2 and report["rows_dropped"] == {}
+    write(tmp_path, "d.json", b"\xef\xbb\xbf" + json.dumps([{"text": "A and B.", "triple_list": [["A", "x", "B"]]}]).encode())
+    _, tables = run(tmp_path, spec("biomedrag_triples", {"train": ["d.json"]}))
+    assert len(tables["train"]) == 1
+
+
+def test_bad_utf8_in_a_whole_file_json_names_the_line(tmp_path):
+    write(tmp_path, "d.json", b'[\n{"text": "ok", "triple_list": []},\n{"text": "caf\xe9"}]')
+    with pytest.raises(UserError, match=r"d\.json:3: not valid UTF-8"):
+        run(tmp_path, spec("biomedrag_triples", {"train": ["d.json"]}))
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"{not json\n"], ids=["empty", "blank", "all-malformed"])
+def test_an_empty_split_is_an_error_naming_the_file(tmp_path, content):
+    write(tmp_path, "train.jsonl", content)
+    write(tmp_path, "test.jsonl", jsonl(GOOD))
+    with pytest.raises(UserError) as e:
+        run(tmp_path, spec("gmciht", {"train": ["train.jsonl"], "test": ["test.jsonl"]}), skip_malformed=True)
+    assert "raw/train.jsonl: toy train has no rows after conversion" in str(e.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_malformed_line_names_file_and_line(tmp_path):
