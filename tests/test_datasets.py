@@ -387,8 +387,8 @@ def test_mirror_mode_copies_and_verifies(tmp_path):
     mirror = fake_mirror(tmp_path, files)
     remote = (
         RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256=sha(files["a.jsonl"])),
-        # no sha256 (an archive member): the mirror's SHA256SUMS alone vouches for it
-        RemoteFile(path="sub/b.tsv", archive="https://example.org/x.zip", member="x/sub/b.tsv"),
+        # an archive member rebuilt for the mirror: pinned by mirror_sha256
+        RemoteFile(path="sub/b.tsv", archive="https://example.org/x.zip", member="x/sub/b.tsv", mirror_sha256=sha(files["sub/b.tsv"])),
     )
     s = spec("gmciht", {}, files=remote)
     sizes = dl.download(s, tmp_path / "raw", mirror=str(mirror))
@@ -430,6 +430,40 @@ def test_network_download_refuses_a_changed_file(tmp_path, monkeypatch):
     s = spec("gmciht", {}, files=(RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256=pinned),))
     with pytest.raises(UserError, match=f"expected sha256 {pinned}, got {sha(b'changed upstream' + NL)}"):
         dl.download(s, tmp_path / "raw", mirror=None)
+
+
+def test_rewritten_sha256sums_do_not_vouch_for_an_edited_file(tmp_path):
+    edited = b'{"_id": "d1", "title": "", "text": "edited"}\n'
+    mirror = fake_mirror(tmp_path, {"corpus.jsonl": edited})  # SHA256SUMS rewritten to match the edit
+    member = RemoteFile(path="corpus.jsonl", archive="https://example.org/x.zip", member="x/corpus.jsonl", mirror_sha256=sha(b"published\n"))
+    with pytest.raises(UserError, match=f"corpus.jsonl \\(registry pin\\): expected sha256 {sha(b'published' + NL)}, got {sha(edited)}"):
+        dl.download(spec("beir", {}, files=(member,)), tmp_path / "raw", mirror=str(mirror))
+    unpinned = RemoteFile(path="corpus.jsonl", archive="https://example.org/x.zip", member="x/corpus.jsonl")
+    with pytest.raises(UserError, match="toy file corpus.jsonl pins neither sha256 nor mirror_sha256"):
+        dl.download(spec("beir", {}, files=(unpinned,)), tmp_path / "raw", mirror=str(mirror))
+    assert not (tmp_path / "raw").exists()
+
+
+def test_missing_mirror_folders_are_named(tmp_path):
+    s = spec("gmciht", {}, files=(RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256="0" * 64),))
+    with pytest.raises(UserError, match=r"^download\.mirror: folder .*/nowhere does not exist"):
+        dl.download(s, tmp_path / "raw", mirror=str(tmp_path / "nowhere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match=r"^download\.mirror: .*/empty has no folder toy/ for dataset toy"):
+        dl.download(s, tmp_path / "raw", mirror=str(tmp_path / "empty"))
+    assert not (tmp_path / "raw").exists()
+
+
+def test_a_mirror_only_file_needs_no_url(tmp_path):
+    data = b"only on the mirror\n"
+    only = RemoteFile(path="a.jsonl", sha256=sha(data))
+    assert dl.download(spec("gmciht", {}, files=(only,)), tmp_path / "raw", mirror=str(fake_mirror(tmp_path, {"a.jsonl": data}))) == {"a.jsonl": 19}
+    with pytest.raises(UserError, match=r"^toy: a\.jsonl is published only on a mirror; set download\.mirror"):
+        dl.download(spec("gmciht", {}, files=(only,)), tmp_path / "raw2", mirror=None)
+    registry = tmp_path / "datasets.yaml"
+    registry.write_text(yaml.safe_dump({"x": {"task": "triples", "format": "gmciht", "files": [{"path": "a.jsonl"}]}}))
+    with pytest.raises(UserError, match="file a.jsonl has neither url nor archive, so only a mirror has it; pin its sha256"):
+        load_registry(registry)
 
 
 def test_mirror_without_the_file_says_where(tmp_path):
@@ -477,6 +511,7 @@ def test_registry_entries_are_pinned_and_converters_exist():
                 continue
             if f.archive:
                 assert f.archive_md5 and f.member and f.sha256 is None, f"{name}: {f.path}"
+                assert len(f.mirror_sha256 or "") == 64, f"{name}: {f.path}: a mirror copy must be pinned"
             else:
                 assert f.url.startswith("https://") and len(f.sha256 or "") == 64, f"{name}: {f.path} is not pinned"
         if s.config is not None:

@@ -25,6 +25,11 @@ class RemoteFile:
     archive: str | None = None  # for files inside an upstream archive: the archive's URL
     archive_md5: str | None = None  # the checksum the archive's publisher states
     member: str | None = None  # the file's path inside that archive
+    mirror_sha256: str | None = None  # of a mirror copy that is not byte-identical to upstream (rebuilt archive members)
+
+    @property
+    def mirror_only(self) -> bool:
+        return self.url is None and self.archive is None
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,8 @@ def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
         if spec.task not in TASKS:
             raise UserError(f"{where}: task {spec.task!r} is not one of {', '.join(TASKS)}")
         for f in files:
-            if f.url is None and f.archive is None:
-                raise UserError(f"{where}: file {f.path} has neither url nor archive")
+            if f.mirror_only and not f.sha256:
+                raise UserError(f"{where}: file {f.path} has neither url nor archive, so only a mirror has it; pin its sha256")
         specs[name] = spec
     return specs
 
