@@ -51,8 +51,12 @@ def main() -> None:
     metrics = dict(res.metrics)
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
-    trained = crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
-    if rp.rerank_depth > 0 and coll.test_qrels:
+    off = crossencoder.off_reason(args.reranker)
+    trained = None if off else crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
+    if off:
+        log.warning("%s: reranking skipped: %s (train_reranker)", args.dataset, off)
+        metrics["rerank"] = {"skipped": off}
+    elif rp.rerank_depth > 0 and coll.test_qrels:
         method, base = experiment.base_run(res, "bm25")
         base = {q: base[q] for q in coll.test_qrels}
         rerank = {"base": f"bm25/{method}", "depth": rp.rerank_depth, "bm25": evaluate(base, coll.test_qrels, rp.ks)}
@@ -67,9 +71,12 @@ def main() -> None:
     if task == "qa":
         _, run = experiment.base_run(res, "hybrid" if any(k[0] == "hybrid" for k in res.runs) else "bm25")
         qs = experiment.sample(list(coll.test_qrels), rp.reshape_questions, rp.seed)
-        contexts, metrics["reshape"] = experiment.reshape_contexts(
-            coll, run, qs, encoder, lambda q, t: crossencoder.predict(trained, [(q, x) for x in t]), rp
-        )
+        if trained is not None:
+            score = lambda q, t: crossencoder.predict(trained, [(q, x) for x in t])  # noqa: E731
+        else:
+            score = experiment.dense_score(encoder)  # no reranker: communities ranked by cosine to the question
+        contexts, metrics["reshape"] = experiment.reshape_contexts(coll, run, qs, encoder, score, rp)
+        metrics["reshape"]["community_ranker"] = "cross-encoder" if trained is not None else "dense cosine (reranking off)"
     metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks, "seconds": res.seconds}
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)

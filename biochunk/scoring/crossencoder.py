@@ -111,6 +111,24 @@ def load(model: str, param: str = "train_reranker.model", max_length: int = 256,
         return CrossEncoder(path, max_length=max_length, device=device)
 
 
+REPORT_FILE = "report.json"
+
+
+def off_reason(folder: str | Path) -> str | None:
+    """Why the train_reranker output in ``folder`` holds no reranker, or None when it holds one.
+
+    Many BEIR datasets ship test judgements only; with nothing to train on, train_reranker
+    writes just a report saying so, and retrieve runs without reranking.
+    """
+    import json
+
+    report = Path(folder) / REPORT_FILE
+    if not report.is_file():
+        return None
+    data = json.loads(report.read_text())
+    return None if data.get("reranking", True) else str(data.get("reason", "no reranker"))
+
+
 def is_base(model: str) -> bool:
     """Whether ``model`` is a plain encoder to fine-tune (an offline alias), not a ready reranker."""
     return model in OFFLINE
