@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from biochunk.models import offline_mode, resolve
+from biochunk.models import loading, offline_mode, resolve
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ class Encoder:
 
         path = resolve(self.model_name, self.param)
         log.info("loading encoder %s on %s", self.model_name, pick_device(self.device))
-        return SentenceTransformer(path, device=pick_device(self.device))
+        with loading(self.model_name, self.param):
+            return SentenceTransformer(path, device=pick_device(self.device))
 
     @property
     def dim(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -81,18 +82,41 @@ PREDICTIONS = pa.schema(
 )
 
 
+# Temporary siblings are `.<name>.<8 random chars>.tmp`; the pattern names them exactly, so
+# cleaning up after a killed run never touches another output's files.
+TMP_SUFFIX = ".tmp"
+# Fault injection for the kill-safety test: `kill-before-rename:<path suffix>` ends the process
+# (as SIGKILL would, exit 137) once the temporary output is complete, before it is renamed.
+FAULT_ENV = "BIOCHUNK_FAULT"
+
+
+def _stale_temps(final: Path) -> list[Path]:
+    pattern = re.compile(re.escape(f".{final.name}.") + r"[a-z0-9_]{8}" + re.escape(TMP_SUFFIX))
+    return [p for p in final.parent.iterdir() if pattern.fullmatch(p.name)]
+
+
+def _fault(final: Path) -> None:
+    spec = os.environ.get(FAULT_ENV, "")
+    if spec.startswith("kill-before-rename:") and final.as_posix().endswith(spec.split(":", 1)[1]):
+        os._exit(137)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary sibling of `path`; rename it onto `path` only on success.
 
-    A stage killed halfway leaves the old output (or nothing), never a partial file.
-    Works for files and directories alike.
+    A stage killed halfway leaves the old output (or nothing), never a partial file; the
+    temporary sibling it leaves (a SIGKILL runs no cleanup) is removed by the next write of
+    the same output. Works for files and directories alike.
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent)) / final.name
+    for stale in _stale_temps(final):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=TMP_SUFFIX, dir=final.parent)) / final.name
     try:
         yield tmp
+        _fault(final)
         if final.is_dir() and not final.is_symlink():
             shutil.rmtree(final)
         os.replace(tmp, final)
@@ -115,7 +139,10 @@ def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) ->
     p = Path(path)
     if not p.exists():
         raise UserError(f"input file not found: {p} (run the stage that produces it, e.g. `dvc repro`)")
-    table = pq.read_table(p)
+    try:
+        table = pq.read_table(p)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise UserError(f"{p}: not a readable Parquet file ({str(e).splitlines()[0]}); re-run the stage that produces it") from None
     if schema is not None:
         missing = [n for n in schema.names if n not in table.schema.names]
         if missing:
@@ -132,7 +159,10 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     p = Path(path)
     if not p.exists():
         raise UserError(f"input file not found: {p} (run the stage that produces it, e.g. `dvc repro`)")
-    return json.loads(p.read_text())
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+        raise UserError(f"{p}: not valid JSON ({str(e).splitlines()[0]}); re-run the stage that produces it") from None
 
 
 def _json_default(o: Any) -> Any:

@@ -1,12 +1,22 @@
 """A typed, validated view of params.yaml: one dataclass per stage section.
 
-Each stage loads only its own section, so a typo or an out-of-range value fails
-at the start of the stage that reads it, with a one-line message naming the key.
+``load`` checks the whole file (every section, ``data.*`` included) the first time a
+stage asks for any section, so a user mistake anywhere in params.yaml fails in the first
+second of whichever stage runs first, with a one-line message naming the key. Only
+checks that need nothing but the file run here (types, ranges, finiteness, names);
+whether a model or a mirror folder exists is checked by the stage that uses it, so an
+unused optional setting never stops an unrelated stage.
+
+params.yaml is trusted input (it names commands' arguments in dvc.yaml); dataset names
+are still held to ``DATASET_NAME`` because DVC puts them into shell command lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -19,6 +29,10 @@ from biochunk.errors import UserError
 
 T = TypeVar("T")
 
+# Dataset names reach shell command lines through dvc.yaml's ${item}: nothing a shell reads
+# specially may pass.
+DATASET_NAME = re.compile(r"[a-z0-9_-]+")
+
 
 def _between(key: str, value: float | int | None, lo: float | None, hi: float | None) -> None:
     if value is None:
@@ -27,6 +41,12 @@ def _between(key: str, value: float | int | None, lo: float | None, hi: float | 
         lo_s = "-inf" if lo is None else lo
         hi_s = "inf" if hi is None else hi
         raise UserError(f"{key} must be in [{lo_s}, {hi_s}], got {value}")
+
+
+def _model_name(key: str, value: str) -> None:
+    # Whether the model exists is the using stage's check (models.resolve); here only the shape.
+    if not value.strip():
+        raise UserError(f"{key} must name a model: an offline alias (minilm, smollm2-135m), a hub id or a local path")
 
 
 def _one_of(key: str, value: str, allowed: typing.Iterable[str]) -> None:
@@ -53,6 +73,12 @@ class DataParams:
     def validate(self, s: str) -> None:
         from biochunk.datasets.registry import load_registry
 
+        for key in ("datasets", "triples", "documents", "qa", "classification", "retrieval"):
+            for i, name in enumerate(getattr(self, key)):
+                if not DATASET_NAME.fullmatch(name):
+                    raise UserError(
+                        f"{s}.{key}[{i}]: dataset name {name!r} may use only a-z, 0-9, '_' and '-' (it goes into shell commands)"
+                    )
         registry = load_registry()
         for name in self.datasets:
             _one_of(f"{s}.datasets", name, registry)
@@ -131,8 +157,7 @@ class ChunkParams:
         _between(f"{s}.min_words", self.min_words, 0, None)
         _one_of(f"{s}.unit", self.unit, ["sentence", "clause"])
         _one_of(f"{s}.header", self.header, ["phrase", "generator", "none"])
-        if not self.generator.strip():
-            raise UserError(f"{s}.generator must name a causal LM (e.g. smollm2-135m, a hub id or a local path)")
+        _model_name(f"{s}.generator", self.generator)
         _between(f"{s}.chunk_size", self.chunk_size, 1, None)
         _between(f"{s}.chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
         _between(f"{s}.n_clusters", self.n_clusters, 1, None)
@@ -179,6 +204,7 @@ class EmbedParams:
     device: str = "auto"  # auto picks cuda when present
 
     def validate(self, s: str) -> None:
+        _model_name(f"{s}.model", self.model)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
 
 
@@ -286,6 +312,7 @@ class RerankerParams:
     seed: int = 42
 
     def validate(self, s: str) -> None:
+        _model_name(f"{s}.model", self.model)
         _between(f"{s}.steps", self.steps, 0, None)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
         _between(f"{s}.negatives", self.negatives, 1, 100)
@@ -308,6 +335,7 @@ class ScorerParams:
     seed: int = 42
 
     def validate(self, s: str) -> None:
+        _model_name(f"{s}.model", self.model)
         _between(f"{s}.steps", self.steps, 0, None)
         _between(f"{s}.rescore_train", self.rescore_train, 0, None)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
@@ -332,6 +360,7 @@ class GenerateParams:
     seed: int = 42
 
     def validate(self, s: str) -> None:
+        _model_name(f"{s}.model", self.model)
         _between(f"{s}.train_steps", self.train_steps, 0, None)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
         _between(f"{s}.gen_batch_size", self.gen_batch_size, 1, None)
@@ -393,6 +422,7 @@ class EvaluateQAParams:
     bertscore_batch_size: int = 64
 
     def validate(self, s: str) -> None:
+        _model_name(f"{s}.bertscore_model", self.bertscore_model)
         _between(f"{s}.bertscore_layers", self.bertscore_layers, 1, 100)
         _between(f"{s}.bertscore_batch_size", self.bertscore_batch_size, 1, None)
 
@@ -437,19 +467,90 @@ def load_yaml(path: str | Path = "params.yaml") -> dict[str, Any]:
     if not p.exists():
         raise UserError(f"params file not found: {p} (run from the repository root)")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise UserError(f"{p}: not valid YAML: {e}".replace("\n", " ")) from None
     if not isinstance(data, dict):
         raise UserError(f"{p}: expected a mapping of sections, got {type(data).__name__}")
     return data
 
 
+_LOADED: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
+def load(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Every section of the params file, parsed and validated: section name -> dataclass.
+
+    Stages call it (through ``section``) before reading any input. Sections the file
+    lacks get their defaults; unknown sections are refused. Where a dvc.yaml lies beside
+    the file, every key it lists under a stage's ``params:`` must be present, because DVC
+    stops a stage whose listed param is missing only when that stage's turn comes.
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+        key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    data = load_yaml(p)
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise UserError(f"{p}: {unknown[0]}: unknown section; allowed sections: {', '.join(SECTIONS)}")
+    _require_dvc_params(p, data)
+    loaded = {name: parse(cls, _raw_section(data, name), name) for name, cls in SECTIONS.items()}
+    if key is not None:
+        _LOADED[key] = loaded
+    return loaded
+
+
+def _raw_section(data: dict[str, Any], name: str) -> Any:
+    raw = data.get(name)
+    return {} if raw is None else raw
+
+
+def _require_dvc_params(path: Path, data: dict[str, Any]) -> None:
+    dvc_yaml = path.parent / "dvc.yaml"
+    if not dvc_yaml.is_file():
+        return
+    try:
+        stages = (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
+        return  # DVC itself reports a broken dvc.yaml, with more context than we could
+    for stage, spec in stages.items():
+        body = (spec or {}).get("do", spec) or {}
+        for entry in body.get("params") or []:
+            if not isinstance(entry, str):
+                continue  # {other_file.yaml: [...]}: not this file
+            head, _, leaf = entry.partition(".")
+            section_ = data.get(head)
+            present = head in data and (not leaf or (isinstance(section_, dict) and leaf in section_))
+            if present:
+                continue
+            hint = ""
+            if head in SECTIONS and leaf:
+                fields_ = {f.name: f for f in dataclasses.fields(SECTIONS[head])}
+                if leaf in fields_:
+                    hint = f" (e.g. `{leaf}: {json.dumps(_default(fields_[leaf]))}` under `{head}:`)"
+            raise UserError(f"{path}: {entry} is missing; {dvc_yaml.name} lists it for stage {stage}, add it{hint}")
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory()  # type: ignore[misc]
+
+
 def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | None = None) -> Any:
-    """Load and validate one section of params.yaml as its dataclass."""
-    cls = SECTIONS[name]
-    raw = (load_yaml(path) if data is None else data).get(name) or {}
-    return parse(cls, raw, name)
+    """One validated section as its dataclass.
+
+    From a file, the whole file is validated first (``load``); ``data`` (tests, tools)
+    parses only the named section.
+    """
+    if data is None:
+        return load(path)[name]
+    return parse(SECTIONS[name], _raw_section(data, name), name)
 
 
 def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:
@@ -486,12 +587,17 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
             raise UserError(f"{key} must be true or false, got {value!r}")
         return value
     if hint is int:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UserError(f"{key} must be a finite integer, got {value!r}")
         if isinstance(value, bool) or not isinstance(value, int):
             raise UserError(f"{key} must be an integer, got {value!r}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UserError(f"{key} must be a number, got {value!r}")
+        # NaN passes every range check (each comparison is False) and inf is never a usable setting.
+        if not math.isfinite(value):
+            raise UserError(f"{key} must be a finite number, got {value!r}")
         return float(value)
     if hint is str:
         if not isinstance(value, str):

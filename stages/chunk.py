@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import chunking, cli, params
+from biochunk import chunking, cli, models, params
 from biochunk.corpus import memory_documents
 from biochunk.embedding import Encoder
 from biochunk.io import CHUNKS, TRIPLES, atomic_path, read_table, write_json, write_table
@@ -23,6 +23,7 @@ def main() -> None:
     args = ap.parse_args()
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
+    models.require(chunking.models_used(cp, ep.model))
     train = read_table(args.train, TRIPLES)
     docs = memory_documents(train)
     cls = chunking.get(cp.method)

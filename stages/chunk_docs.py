@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import cli, params
-from biochunk.chunking import get
+from biochunk import cli, models, params
+from biochunk.chunking import get, models_used
 from biochunk.chunking.sizing import make_counter
 from biochunk.embedding import Encoder, MemoEncoder
 from biochunk.evaluation import chunking as evaluation
@@ -37,6 +37,7 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     dp = params.section("chunk_docs", args.params)
     ep = params.section("embed", args.params)
+    models.require([(ep.model, "embed.model"), *(u for m in dp.methods for u in models_used(cp, ep.model, m))])
     docs = evaluation.documents(read_table(args.data / "documents.parquet", DOCUMENTS), dp.max_documents)
     has_answers = (args.data / "answers.parquet").exists()
     answers = read_table(args.data / "answers.parquet", ANSWERS) if has_answers else None

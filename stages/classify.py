@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import cli, params
+from biochunk import cli, models, params
+from biochunk.chunking import models_used
 from biochunk.embedding import Encoder
 from biochunk.evaluation.qa import pr_png
 from biochunk.generation import classify, generator
@@ -38,6 +39,7 @@ def main() -> None:
     ep = params.section("embed", args.params)
     gp = params.section("generate", args.params)
     evp = params.section("evaluate", args.params)
+    models.require([(ep.model, "embed.model"), *models_used(cp, ep.model), (gp.model, "generate.model")])
     train = read_table(args.data / "train.parquet", CLASSIFICATION)
     test = read_table(args.data / "test.parquet", CLASSIFICATION)
     if p.max_inputs is not None and len(test) > p.max_inputs:

@@ -4,7 +4,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from biochunk import cli, params, vectors
+from biochunk import cli, models, params, vectors
 from biochunk.corpus import inputs, read_triples, relation_definitions
 from biochunk.embedding import Encoder
 from biochunk.io import CHUNKS, atomic_path, read_table
@@ -22,6 +22,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("embed", args.params)
+    models.require([(p.model, "embed.model")])
     chunks = read_table(args.chunks, CHUNKS)
     sents = inputs(read_triples(args.data))
     rels = relation_definitions(args.config)

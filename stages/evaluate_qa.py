@@ -31,12 +31,12 @@ def main() -> None:
     args = ap.parse_args()
     ep = params.section("evaluate", args.params)
     qp = params.section("evaluate_qa", args.params)
+    model = resolve(qp.bertscore_model, "evaluate_qa.bertscore_model")
     questions = read_table(args.qa / "questions.parquet", QA_SAMPLE)
     chunks = read_table(args.qa / "chunks.parquet", CHUNKS)
     answers = read_table(args.answers / "answers.parquet", QA_ANSWERS)
     answered = questions[questions["role"] == "answer"]
 
-    model = resolve(qp.bertscore_model, "evaluate_qa.bertscore_model")
     scores = evaluation.score_answers(answers, answered, model, qp.bertscore_layers, qp.bertscore_batch_size)
     hits = gold_hits(read_table(args.qa / "contexts.parquet", QA_CONTEXTS), answered)
     per_method = evaluation.summary(scores, hits, ep.bootstrap, ep.seed)

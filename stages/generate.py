@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import cli, params
+from biochunk import cli, models, params
 from biochunk.corpus import relation_definitions
 from biochunk.generation import generator
 from biochunk.generation.model import load_causal_lm
@@ -27,6 +27,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("generate", args.params)
+    models.require([(p.model, "generate.model")])
     relations = list(relation_definitions(args.config))
     chunks = read_table(args.chunks, CHUNKS)
     train = read_table(args.data / "train.parquet", TRIPLES)

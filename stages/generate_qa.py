@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import cli, params
+from biochunk import cli, models, params
 from biochunk.generation import generator
 from biochunk.generation.contexts import context_texts
 from biochunk.generation.model import load_causal_lm
@@ -30,6 +30,7 @@ def main() -> None:
     args = ap.parse_args()
     qp = params.section("qa", args.params)
     gp = params.section("generate", args.params)
+    models.require([(gp.model, "generate.model")])
     questions = read_table(args.qa / "questions.parquet", QA_SAMPLE)
     chunks = read_table(args.qa / "chunks.parquet", CHUNKS)
     found = read_table(args.qa / "contexts.parquet", QA_CONTEXTS)

@@ -10,7 +10,8 @@ import logging
 import time
 from pathlib import Path
 
-from biochunk import cli, params
+from biochunk import cli, models, params
+from biochunk.chunking import models_used
 from biochunk.datasets import qa as qa_data
 from biochunk.embedding import Encoder
 from biochunk.evaluation.chunking import warm_up
@@ -30,6 +31,7 @@ def main() -> None:
     qp = params.section("qa", args.params)
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
+    models.require([(ep.model, "embed.model"), *(u for m in qp.methods for u in models_used(cp, ep.model, m))])
 
     data = qa_data.load(args.dataset, args.data, qp.seed)
     source = qa_data.example_split(data.items, qp.example_split)

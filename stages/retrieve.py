@@ -10,7 +10,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from biochunk import cli, params
+from biochunk import cli, models, params
+from biochunk.chunking import models_used
 from biochunk.datasets.registry import load_registry
 from biochunk.embedding import Encoder
 from biochunk.evaluation.retrieval import evaluate
@@ -36,6 +37,11 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
+    methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != params.NO_CHUNKING]
+    models.require(
+        [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
+        + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 else [])
+    )
     task = load_registry()[args.dataset].task
     coll = collection.load(args.data, task, rp.qa_test_splits)
     encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
@@ -45,8 +51,12 @@ def main() -> None:
     metrics = dict(res.metrics)
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
-    trained = crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
-    if rp.rerank_depth > 0 and coll.test_qrels:
+    off = crossencoder.off_reason(args.reranker)
+    trained = None if off else crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
+    if off:
+        log.warning("%s: reranking skipped: %s (train_reranker)", args.dataset, off)
+        metrics["rerank"] = {"skipped": off}
+    elif rp.rerank_depth > 0 and coll.test_qrels:
         method, base = experiment.base_run(res, "bm25")
         base = {q: base[q] for q in coll.test_qrels}
         rerank = {"base": f"bm25/{method}", "depth": rp.rerank_depth, "bm25": evaluate(base, coll.test_qrels, rp.ks)}
@@ -61,9 +71,12 @@ def main() -> None:
     if task == "qa":
         _, run = experiment.base_run(res, "hybrid" if any(k[0] == "hybrid" for k in res.runs) else "bm25")
         qs = experiment.sample(list(coll.test_qrels), rp.reshape_questions, rp.seed)
-        contexts, metrics["reshape"] = experiment.reshape_contexts(
-            coll, run, qs, encoder, lambda q, t: crossencoder.predict(trained, [(q, x) for x in t]), rp
-        )
+        if trained is not None:
+            score = lambda q, t: crossencoder.predict(trained, [(q, x) for x in t])  # noqa: E731
+        else:
+            score = experiment.dense_score(encoder)  # no reranker: communities ranked by cosine to the question
+        contexts, metrics["reshape"] = experiment.reshape_contexts(coll, run, qs, encoder, score, rp)
+        metrics["reshape"]["community_ranker"] = "cross-encoder" if trained is not None else "dense cosine (reranking off)"
     metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks, "seconds": res.seconds}
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from biochunk import cli, params
+from biochunk import cli, models, params
 from biochunk.corpus import read_triples
 from biochunk.io import CHUNKS, RANKINGS, atomic_path, read_table, write_json, write_table
 from biochunk.scoring.lora_scorer import ChunkScorer, candidates_for, sample_ids, score, train
@@ -23,6 +23,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("train_scorer", args.params)
+    models.require([(p.model, "train_scorer.model")])
     chunks = read_table(args.chunks, CHUNKS)
     triples = read_triples(args.data)
     rankings = read_table(args.rankings, RANKINGS)

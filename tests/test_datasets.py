@@ -129,7 +129,7 @@ def test_beir(tmp_path):
     docs = [
         {"_id": "d1", "title": "T1", "text": "one"},
         {"_id": "d2", "title": "", "text": "two"},
-        {"_id": "d1", "title": "x", "text": "dup"},
+        {"_id": "d1", "title": "T1", "text": "one"},  # an exact repeat: dropped and counted
     ]
     write(tmp_path, "corpus.jsonl", jsonl(*docs))
     write(tmp_path, "queries.jsonl", jsonl({"_id": "q1", "text": "first?", "metadata": {}}, {"_id": "q2", "text": "second?"}))
@@ -295,6 +295,61 @@ def test_paragraph_spans_cover_the_text_trimmed(text):
 # ---------------------------------------------------------------- malformed lines
 
 
+def test_beir_id_with_two_texts_is_malformed(tmp_path):
+    write(tmp_path, "corpus.jsonl", jsonl({"_id": "d1", "title": "", "text": "one"}, {"_id": "d1", "title": "", "text": "two"}))
+    write(tmp_path, "queries.jsonl", jsonl({"_id": "q1", "text": "first?"}))
+    s = spec("beir", {"corpus": ["corpus.jsonl"], "queries": ["queries.jsonl"]}, task="retrieval")
+    with pytest.raises(UserError, match=r"corpus\.jsonl:2: _id 'd1' was already given a different title or text"):
+        run(tmp_path, s)
+
+
+GOOD = {"PREDICATE": "TREATS", "SUBJECT_TEXT": "aspirin", "OBJECT_TEXT": "pain", "SENTENCE": "Aspirin treats pain."}
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "caf\xe9"}\n', r"t\.jsonl:2: not valid UTF-8 \(byte 0xe9 at offset 17\)"),
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "a\x00b"}\n', r"t\.jsonl:2: contains a NUL byte"),
+        (jsonl(GOOD).encode() + b'{"SENTENCE": "' + b"x" * (2 << 20) + b'"}\n', r"t\.jsonl:2: line of 2,097,169 bytes exceeds"),
+    ],
+    ids=["bad-utf8", "nul", "oversized-line"],
+)
+def test_lines_that_are_not_text_are_malformed(tmp_path, content, needle):
+    write(tmp_path, "t.jsonl", content)
+    s = spec("gmciht", {"test": ["t.jsonl"]})
+    with pytest.raises(UserError, match=needle):
+        run(tmp_path, s)
+    report, tables = run(tmp_path, s, skip_malformed=True)
+    assert len(tables["test"]) == 1 and report["rows_read"] == {"test": 2}
+    assert sum(report["rows_dropped"]["test"].values()) == 1
+
+
+def test_a_bom_is_not_data(tmp_path):
+    write(tmp_path, "t.jsonl", b"\xef\xbb\xbf" + jsonl(GOOD, {**GOOD, "OBJECT_TEXT": "fever"}).encode())
+    report, tables = run(tmp_path, spec("gmciht", {"test": ["t.jsonl"]}), skip_malformed=True)
+    assert len(tables["test"]) == 2 and report["rows_dropped"] == {}
+    write(tmp_path, "d.json", b"\xef\xbb\xbf" + json.dumps([{"text": "A and B.", "triple_list": [["A", "x", "B"]]}]).encode())
+    _, tables = run(tmp_path, spec("biomedrag_triples", {"train": ["d.json"]}))
+    assert len(tables["train"]) == 1
+
+
+def test_bad_utf8_in_a_whole_file_json_names_the_line(tmp_path):
+    write(tmp_path, "d.json", b'[\n{"text": "ok", "triple_list": []},\n{"text": "caf\xe9"}]')
+    with pytest.raises(UserError, match=r"d\.json:3: not valid UTF-8"):
+        run(tmp_path, spec("biomedrag_triples", {"train": ["d.json"]}))
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"{not json\n"], ids=["empty", "blank", "all-malformed"])
+def test_an_empty_split_is_an_error_naming_the_file(tmp_path, content):
+    write(tmp_path, "train.jsonl", content)
+    write(tmp_path, "test.jsonl", jsonl(GOOD))
+    with pytest.raises(UserError) as e:
+        run(tmp_path, spec("gmciht", {"train": ["train.jsonl"], "test": ["test.jsonl"]}), skip_malformed=True)
+    assert "raw/train.jsonl: toy train has no rows after conversion" in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_malformed_line_names_file_and_line(tmp_path):
     path = write(tmp_path, "test.json", jsonl({"text": "ok", "label": 1}) + "{not json\n" + jsonl({"text": "ok", "label": 2}))
     with pytest.raises(UserError) as e:
@@ -332,8 +387,8 @@ def test_mirror_mode_copies_and_verifies(tmp_path):
     mirror = fake_mirror(tmp_path, files)
     remote = (
         RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256=sha(files["a.jsonl"])),
-        # no sha256 (an archive member): the mirror's SHA256SUMS alone vouches for it
-        RemoteFile(path="sub/b.tsv", archive="https://example.org/x.zip", member="x/sub/b.tsv"),
+        # an archive member rebuilt for the mirror: pinned by mirror_sha256
+        RemoteFile(path="sub/b.tsv", archive="https://example.org/x.zip", member="x/sub/b.tsv", mirror_sha256=sha(files["sub/b.tsv"])),
     )
     s = spec("gmciht", {}, files=remote)
     sizes = dl.download(s, tmp_path / "raw", mirror=str(mirror))
@@ -375,6 +430,40 @@ def test_network_download_refuses_a_changed_file(tmp_path, monkeypatch):
     s = spec("gmciht", {}, files=(RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256=pinned),))
     with pytest.raises(UserError, match=f"expected sha256 {pinned}, got {sha(b'changed upstream' + NL)}"):
         dl.download(s, tmp_path / "raw", mirror=None)
+
+
+def test_rewritten_sha256sums_do_not_vouch_for_an_edited_file(tmp_path):
+    edited = b'{"_id": "d1", "title": "", "text": "edited"}\n'
+    mirror = fake_mirror(tmp_path, {"corpus.jsonl": edited})  # SHA256SUMS rewritten to match the edit
+    member = RemoteFile(path="corpus.jsonl", archive="https://example.org/x.zip", member="x/corpus.jsonl", mirror_sha256=sha(b"published\n"))
+    with pytest.raises(UserError, match=f"corpus.jsonl \\(registry pin\\): expected sha256 {sha(b'published' + NL)}, got {sha(edited)}"):
+        dl.download(spec("beir", {}, files=(member,)), tmp_path / "raw", mirror=str(mirror))
+    unpinned = RemoteFile(path="corpus.jsonl", archive="https://example.org/x.zip", member="x/corpus.jsonl")
+    with pytest.raises(UserError, match="toy file corpus.jsonl pins neither sha256 nor mirror_sha256"):
+        dl.download(spec("beir", {}, files=(unpinned,)), tmp_path / "raw", mirror=str(mirror))
+    assert not (tmp_path / "raw").exists()
+
+
+def test_missing_mirror_folders_are_named(tmp_path):
+    s = spec("gmciht", {}, files=(RemoteFile(path="a.jsonl", url="https://example.org/a.jsonl", sha256="0" * 64),))
+    with pytest.raises(UserError, match=r"^download\.mirror: folder .*/nowhere does not exist"):
+        dl.download(s, tmp_path / "raw", mirror=str(tmp_path / "nowhere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match=r"^download\.mirror: .*/empty has no folder toy/ for dataset toy"):
+        dl.download(s, tmp_path / "raw", mirror=str(tmp_path / "empty"))
+    assert not (tmp_path / "raw").exists()
+
+
+def test_a_mirror_only_file_needs_no_url(tmp_path):
+    data = b"only on the mirror\n"
+    only = RemoteFile(path="a.jsonl", sha256=sha(data))
+    assert dl.download(spec("gmciht", {}, files=(only,)), tmp_path / "raw", mirror=str(fake_mirror(tmp_path, {"a.jsonl": data}))) == {"a.jsonl": 19}
+    with pytest.raises(UserError, match=r"^toy: a\.jsonl is published only on a mirror; set download\.mirror"):
+        dl.download(spec("gmciht", {}, files=(only,)), tmp_path / "raw2", mirror=None)
+    registry = tmp_path / "datasets.yaml"
+    registry.write_text(yaml.safe_dump({"x": {"task": "triples", "format": "gmciht", "files": [{"path": "a.jsonl"}]}}))
+    with pytest.raises(UserError, match="file a.jsonl has neither url nor archive, so only a mirror has it; pin its sha256"):
+        load_registry(registry)
 
 
 def test_mirror_without_the_file_says_where(tmp_path):
@@ -422,6 +511,7 @@ def test_registry_entries_are_pinned_and_converters_exist():
                 continue
             if f.archive:
                 assert f.archive_md5 and f.member and f.sha256 is None, f"{name}: {f.path}"
+                assert len(f.mirror_sha256 or "") == 64, f"{name}: {f.path}: a mirror copy must be pinned"
             else:
                 assert f.url.startswith("https://") and len(f.sha256 or "") == 64, f"{name}: {f.path} is not pinned"
         if s.config is not None:

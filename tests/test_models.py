@@ -13,14 +13,50 @@ from biochunk.generation import model as gm
 def test_aliases_resolve_to_files_inside_packages():
     assert Path(models.resolve("minilm", "embed.model"), "config.json").exists()
     assert models.resolve("smollm2-135m", "generate.model").endswith(".gguf")
+
+
+
+def test_hub_id_passes_through_when_the_hub_is_online(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     assert models.resolve("org/some-model", "embed.model") == "org/some-model"
+
+
+@pytest.mark.parametrize(
+    "name, needle",
+    [
+        ("org/some-model", "embed.model: hub model 'org/some-model' is not in the local Hugging Face cache and the hub is offline"),
+        ("/no/such/folder", "embed.model: local path /no/such/folder does not exist"),
+        ("./weights/model.safetensors", "embed.model: local path ./weights/model.safetensors does not exist"),
+        ("not a model!", "embed.model: 'not a model!' is neither an offline alias, an existing path, nor a valid hub id"),
+    ],
+)
+def test_unresolvable_models_name_the_param(monkeypatch, name, needle):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError) as e:
+        models.resolve(name, "embed.model")
+    assert str(e.value).startswith(needle) and "offline alias (minilm, smollm2-135m)" in str(e.value)
+
+
+def test_a_folder_without_a_model_is_refused(tmp_path):
+    with pytest.raises(UserError, match=r"train_scorer\.model: folder .* holds no config\.json or modules\.json"):
+        models.resolve(str(tmp_path), "train_scorer.model")
+    (tmp_path / "config.json").write_text("{}")
+    assert models.resolve(str(tmp_path), "train_scorer.model") == str(tmp_path)
+
+
+def test_a_broken_model_folder_is_one_user_error(tmp_path):
+    from biochunk.scoring.lora_scorer import ChunkScorer
+
+    (tmp_path / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    with pytest.raises(UserError, match=r"^train_scorer\.model: cannot load '.*' \("):
+        ChunkScorer(str(tmp_path), 4, 32)
 
 
 class _Captured(Exception):
     pass
 
 
-def _capture_load(monkeypatch, cuda: bool):
+def _capture_load(monkeypatch, tmp_path, cuda: bool):
     import transformers
 
     seen = {}
@@ -30,13 +66,14 @@ def _capture_load(monkeypatch, cuda: bool):
         raise _Captured
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    (tmp_path / "config.json").write_text("{}")  # resolve() wants a folder that holds a model
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: object())
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_model)
     return seen
 
 
 def test_cuda_selects_4bit_nf4(monkeypatch, tmp_path):
-    seen = _capture_load(monkeypatch, cuda=True)
+    seen = _capture_load(monkeypatch, tmp_path, cuda=True)
     with pytest.raises(_Captured):
         gm.load_causal_lm(str(tmp_path), "generate.model")
     qc = seen["quantization_config"]
@@ -45,13 +82,13 @@ def test_cuda_selects_4bit_nf4(monkeypatch, tmp_path):
 
 
 def test_cpu_selects_fp32(monkeypatch, tmp_path):
-    seen = _capture_load(monkeypatch, cuda=False)
+    seen = _capture_load(monkeypatch, tmp_path, cuda=False)
     with pytest.raises(_Captured):
         gm.load_causal_lm(str(tmp_path), "generate.model")
     assert seen["dtype"] is torch.float32 and "quantization_config" not in seen
 
 
 def test_nf4_without_cuda_is_a_user_error(monkeypatch, tmp_path):
-    _capture_load(monkeypatch, cuda=False)
+    _capture_load(monkeypatch, tmp_path, cuda=False)
     with pytest.raises(UserError, match="generate.quantize: nf4 needs a CUDA GPU"):
         gm.load_causal_lm(str(tmp_path), "generate.model", quantize="nf4")

@@ -65,3 +65,45 @@ def test_stage_reports_missing_input_in_one_line(tmp_path):
 def test_unknown_dataset_is_named(tmp_path):
     r = _run_stage(tmp_path, "download.py", "--dataset", "pubmedqa", "--out", "raw", params_text="download: {}\n")
     assert r.returncode == 2 and "data.datasets: unknown dataset 'pubmedqa'" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "section, raw, needle",
+    [
+        ("chunk", {"threshold": float("nan")}, "chunk.threshold must be a finite number, got nan"),
+        ("chunk", {"breakpoint_amount": float("inf")}, "chunk.breakpoint_amount must be a finite number, got inf"),
+        ("train_scorer", {"lr": float("nan")}, "train_scorer.lr must be a finite number"),
+        ("train_reranker", {"head_lr": float("-inf")}, "train_reranker.head_lr must be a finite number, got -inf"),
+        ("rank", {"top_k": float("inf")}, "rank.top_k must be a finite integer, got inf"),
+        ("retrieve", {"chunk": {"alpha": float("nan")}}, "retrieve.chunk.alpha must be a finite number"),
+        ("data", {"datasets": ["embedded;rm -rf ~"], "triples": []}, "data.datasets[0]: dataset name 'embedded;rm -rf ~' may use only"),
+        ("embed", {"model": " "}, "embed.model must name a model"),
+    ],
+)
+def test_nan_inf_and_unsafe_names_are_refused(section, raw, needle):
+    with pytest.raises(UserError) as e:
+        params.section(section, data={section: raw})
+    assert needle in str(e.value)
+
+
+def test_load_checks_every_section_and_the_keys_dvc_yaml_lists(tmp_path):
+    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    full = yaml.safe_load((ROOT / "params.yaml").read_text())
+    pfile = tmp_path / "params.yaml"
+
+    def error(mutate) -> str:
+        data = yaml.safe_load(yaml.safe_dump(full))
+        mutate(data)
+        pfile.write_text(yaml.safe_dump(data))
+        with pytest.raises(UserError) as e:
+            params.section("download", pfile)  # a stage that reads none of the broken keys
+        return str(e.value)
+
+    assert error(lambda d: d["rank"].pop("top_k")).endswith("rank.top_k is missing; dvc.yaml lists it for stage rank, add it (e.g. `top_k: 5` under `rank:`)")
+    assert "evaluate.bootstap: unknown key" in error(lambda d: d["evaluate"].update(bootstap=10))
+    assert "chunks: unknown section" in error(lambda d: d.update(chunks={}))
+    assert "data.triples: 'embedded' must also be listed in data.datasets" in error(lambda d: d["data"].update(datasets=[]))
+    # Without a dvc.yaml beside it, absent keys take their defaults.
+    (tmp_path / "dvc.yaml").unlink()
+    pfile.write_text("chunk: {}\n")
+    assert params.section("rank", pfile).top_k == 5

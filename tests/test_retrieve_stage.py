@@ -100,3 +100,22 @@ def test_retrieve_stage_reshapes_bioasq_contexts(tmp_path):
     all_snippets = {r["snippet_id"] for r in rows}
     assert all(set(s) <= all_snippets for s in ctx.snippet_ids)
     assert m["reshape"]["questions"] == 2
+
+
+@pytest.mark.slow
+def test_a_beir_set_without_train_judgements_runs_with_reranking_off(tmp_path):
+    # Many BEIR sets ship test qrels only: train_reranker must not fail, retrieve must run and say so.
+    pytest.importorskip("pyserini")
+    data = tmp_path / "data"
+    data.mkdir()
+    write_table(pd.DataFrame(DOCS, columns=["doc_id", "title", "text"]), data / "corpus.parquet", CORPUS)
+    write_table(pd.DataFrame(QUERIES_, columns=["query_id", "text"]), data / "queries.parquet", QUERIES)
+    qrels = [("e1", "d1", 1, "test"), ("e2", "d4", 1, "test")]
+    write_table(pd.DataFrame(qrels, columns=QRELS.names), data / "qrels.parquet", QRELS)
+    (tmp_path / "params.yaml").write_text(PARAMS.replace("dense_methods: [none]", "dense_methods: []"))
+    m, runs = _run(tmp_path, "scifact", data)
+    report = json.loads((tmp_path / "rr" / "report.json").read_text())
+    assert report["reranking"] is False and report["reason"].startswith("no training judgements in ")
+    assert sorted(p.name for p in (tmp_path / "rr").iterdir()) == ["report.json"]
+    assert m["rerank"] == {"skipped": report["reason"]}
+    assert set(runs.retriever) == {"bm25"} and m["bm25"]["none"]["queries"] == 2

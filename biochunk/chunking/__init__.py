@@ -6,7 +6,7 @@ from typing import Any
 
 from biochunk.chunking.base import Chunk, Chunker, Document, chunk_corpus, get, methods, register
 
-__all__ = ["Chunk", "Chunker", "Document", "build", "chunk_corpus", "get", "methods", "register"]
+__all__ = ["Chunk", "Chunker", "Document", "build", "chunk_corpus", "get", "methods", "models_used", "register"]
 
 
 def build(params: Any, encoder: Any = None, dataset: str | None = None) -> Chunker:
@@ -18,3 +18,17 @@ def build(params: Any, encoder: Any = None, dataset: str | None = None) -> Chunk
     if dataset is not None:
         params = SimpleNamespace(**{f.name: getattr(params, f.name) for f in fields(params)}, dataset=dataset)
     return get(params.method).from_params(params, encoder)
+
+
+def models_used(params: Any, embed_model: str, method: str | None = None) -> list[tuple[str, str]]:
+    """(model, params key) of every model that chunking with ``method`` (default: ``params.method``) loads.
+
+    Stages resolve these before any work, so a wrong model param stops them at once.
+    """
+    method = method or params.method
+    used = []
+    if get(method).needs_encoder or params.counter == "embedder":
+        used.append((embed_model, "embed.model"))
+    if method == "proposition" or (method == "adaptive" and params.header == "generator"):
+        used.append((params.generator, "chunk.generator"))
+    return used

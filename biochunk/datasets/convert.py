@@ -81,6 +81,9 @@ def convert(spec: DatasetSpec, raw: Path, out: Path, skip_malformed: bool = Fals
         raise UserError(f"raw data folder not found: {raw} (run the download stage first: `dvc repro download@{spec.name}`)")
     report = Report()
     tables = CONVERTERS[spec.format](Context(spec, raw, skip_malformed, report))
+    for name, (df, _) in tables.items():
+        if df.empty:
+            raise UserError(_empty_message(spec, raw, name, report))
     with atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
         for name, (df, schema) in tables.items():
@@ -91,6 +94,19 @@ def convert(spec: DatasetSpec, raw: Path, out: Path, skip_malformed: bool = Fals
     return report.as_dict()
 
 
+def _empty_message(spec: DatasetSpec, raw: Path, table: str, report: Report) -> str:
+    # An empty table is never a dataset: every stage after it would run on nothing and
+    # exit 0, so it stops here, naming the raw files it came from.
+    files = spec.splits.get(table) or [f for fs in spec.splits.values() for f in fs]
+    shown = ", ".join(str(raw / f) for f in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    read = report.rows_read.get(table, 0) if table in spec.splits else sum(report.rows_read.values())
+    dropped = sum(report.dropped.get(table, {}).values()) if table in spec.splits else sum(sum(c.values()) for c in report.dropped.values())
+    return (
+        f"{shown}: {spec.name} {table} has no rows after conversion ({read} read, {dropped} dropped); "
+        "check that the file is the published one, or re-run the download stage"
+    )
+
+
 def malformed(ctx: Context, split: str, where: str, why: str) -> None:
     """Skip-and-count when the param allows it, else stop with the file and line."""
     if not ctx.skip_malformed:
@@ -98,19 +114,55 @@ def malformed(ctx: Context, split: str, where: str, why: str) -> None:
     ctx.report.drop(split, f"malformed: {why}")
 
 
-def jsonl_records(ctx: Context, path: Path, split: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object) for each non-blank line of a JSON-lines file."""
+# One line of a line-oriented raw file (a JSON-lines record, a qrels row) longer than this is
+# not a record: two records run together, or binary data. Real records are under 100 kB.
+MAX_LINE_BYTES = 1 << 20
+
+
+def decode(data: bytes) -> tuple[str | None, str]:
+    """Bytes of a text file or line -> (text, "") or (None, why it is not text).
+
+    UTF-8 with an optional BOM (editors on Windows write one): the BOM is not data, and
+    left in place it would make the first record malformed. A NUL byte never belongs in
+    a text format; it means a binary or truncated-and-padded file.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})"
+    if "\x00" in text:
+        return None, "contains a NUL byte (binary data, not text)"
+    return text, ""
+
+
+def text_lines(ctx: Context, path: Path, split: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line; a line that is not text is malformed (counted as read)."""
     if not path.exists():
         raise UserError(f"raw file not found: {path} (re-run the download stage)")
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if len(raw) > MAX_LINE_BYTES:
+                ctx.report.rows_read[split] += 1
+                why = f"line of {len(raw):,} bytes exceeds the {MAX_LINE_BYTES:,}-byte limit of one record (a missing line break?)"
+                malformed(ctx, split, f"{path}:{n}", why)
                 continue
-            ctx.report.rows_read[split] += 1
-            try:
-                yield n, json.loads(line)
-            except json.JSONDecodeError as e:
-                malformed(ctx, split, f"{path}:{n}", f"not valid JSON ({e.msg})")
+            text, why = decode(raw)
+            if text is None:
+                ctx.report.rows_read[split] += 1
+                malformed(ctx, split, f"{path}:{n}", why)
+                continue
+            if text.strip():
+                yield n, text
+
+
+def jsonl_records(ctx: Context, path: Path, split: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object) for each non-blank line of a JSON-lines file."""
+    for n, line in text_lines(ctx, path, split):
+        ctx.report.rows_read[split] += 1
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as e:
+            malformed(ctx, split, f"{path}:{n}", f"not valid JSON ({e.msg})")
 
 
 def triples_frame(ctx: Context, split: str, rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:

@@ -60,23 +60,37 @@ def verify(path: Path, expected: str, what: str) -> None:
 def download(spec: DatasetSpec, out: Path, mirror: str | None, timeout_s: int = 60) -> dict[str, int]:
     """Fetch every file of ``spec`` into ``out`` (atomically); returns bytes per file."""
     sizes: dict[str, int] = {}
+    packaged = [f.url is not None and f.url.startswith("package:") for f in spec.files]
+    folder = None
+    if mirror is not None and not all(packaged):
+        folder = mirror_folder(spec, mirror)
+    elif mirror is None and (missing := [f.path for f in spec.files if f.mirror_only]):
+        raise UserError(f"{spec.name}: {missing[0]} is published only on a mirror; {MIRROR_HINT}")
     with atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
-        sums = None
-        for f in tqdm(spec.files, desc=f"download {spec.name}", unit="file"):
+        sums = read_sha256sums(folder) if folder is not None else None
+        for f, package in zip(tqdm(spec.files, desc=f"download {spec.name}", unit="file"), packaged):
             dest = tmp / f.path
             dest.parent.mkdir(parents=True, exist_ok=True)
-            if f.url and f.url.startswith("package:"):
+            if package:
                 _copy(REPO / f.url.removeprefix("package:"), dest, f)
-            elif mirror is not None:
-                folder = Path(mirror) / spec.mirror_dir
-                if sums is None:
-                    sums = read_sha256sums(folder)
-                _from_mirror(folder, dest, f, sums)
+            elif folder is not None and sums is not None:
+                _from_mirror(spec, folder, dest, f, sums)
             else:
                 _from_network(dest, f, timeout_s)
             sizes[f.path] = dest.stat().st_size
     return sizes
+
+
+def mirror_folder(spec: DatasetSpec, mirror: str) -> Path:
+    """The dataset's folder in the mirror, checked before anything is written."""
+    root = Path(mirror)
+    if not root.is_dir():
+        raise UserError(f"download.mirror: folder {root} does not exist; {MIRROR_HINT}")
+    folder = root / spec.mirror_dir
+    if not folder.is_dir():
+        raise UserError(f"download.mirror: {root} has no folder {spec.mirror_dir}/ for dataset {spec.name}")
+    return folder
 
 
 def _copy(src: Path, dest: Path, f: RemoteFile) -> None:
@@ -87,17 +101,20 @@ def _copy(src: Path, dest: Path, f: RemoteFile) -> None:
         verify(dest, f.sha256, str(src))
 
 
-def _from_mirror(folder: Path, dest: Path, f: RemoteFile, sums: dict[str, str]) -> None:
+def _from_mirror(spec: DatasetSpec, folder: Path, dest: Path, f: RemoteFile, sums: dict[str, str]) -> None:
     src = folder / f.path
     if not src.exists():
         raise UserError(f"download.mirror: {src} not found; the mirror must hold {f.path} in {folder}")
     if f.path not in sums:
         raise UserError(f"{folder / 'SHA256SUMS'} has no line for {f.path}")
+    # A mirror's SHA256SUMS only says the file is what the mirror meant to hold; whoever could
+    # edit the file could rewrite the sums too. The registry pin says it is the published data.
     shutil.copyfile(src, dest)
     verify(dest, sums[f.path], f"{src} (mirror SHA256SUMS)")
-    # Where the mirror copy is byte-identical to upstream, the registry pins it too.
-    if f.sha256:
-        verify(dest, f.sha256, f"{src} (registry pin)")
+    pin = f.sha256 or f.mirror_sha256
+    if pin is None:
+        raise UserError(f"configs/datasets.yaml: {spec.name} file {f.path} pins neither sha256 nor mirror_sha256; a mirror copy cannot be checked")
+    verify(dest, pin, f"{src} (registry pin)")
 
 
 def _fetch(url: str, timeout_s: int) -> bytes:

@@ -25,6 +25,11 @@ class RemoteFile:
     archive: str | None = None  # for files inside an upstream archive: the archive's URL
     archive_md5: str | None = None  # the checksum the archive's publisher states
     member: str | None = None  # the file's path inside that archive
+    mirror_sha256: str | None = None  # of a mirror copy that is not byte-identical to upstream (rebuilt archive members)
+
+    @property
+    def mirror_only(self) -> bool:
+        return self.url is None and self.archive is None
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,15 @@ def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
         raw = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as e:
         raise UserError(f"dataset registry {path} cannot be read: {e}".replace("\n", " ")) from None
+    from biochunk.params import DATASET_NAME
+
+    if not isinstance(raw, dict):
+        raise UserError(f"dataset registry {path} must be a mapping of dataset names to entries")
     specs = {}
     for name, entry in raw.items():
         where = f"{path.name}: {name}"
+        if not isinstance(name, str) or not DATASET_NAME.fullmatch(name):
+            raise UserError(f"{where}: dataset names may use only a-z, 0-9, '_' and '-' (dvc.yaml puts them into shell commands)")
         try:
             files = tuple(RemoteFile(**f) for f in entry["files"])
             spec = DatasetSpec(
@@ -62,8 +73,8 @@ def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
         if spec.task not in TASKS:
             raise UserError(f"{where}: task {spec.task!r} is not one of {', '.join(TASKS)}")
         for f in files:
-            if f.url is None and f.archive is None:
-                raise UserError(f"{where}: file {f.path} has neither url nor archive")
+            if f.mirror_only and not f.sha256:
+                raise UserError(f"{where}: file {f.path} has neither url nor archive, so only a mirror has it; pin its sha256")
         specs[name] = spec
     return specs
 

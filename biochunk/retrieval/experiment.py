@@ -136,6 +136,17 @@ def runs_table(res: Results, depth: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["retriever", "method", "query_id", "rank", "doc_id", "score"])
 
 
+def dense_score(encoder: Any) -> Callable[[str, Sequence[str]], np.ndarray]:
+    """Cosine of each text to the query (normalised embeddings): the community ranker when no reranker was trained."""
+
+    def score(query: str, texts: Sequence[str]) -> np.ndarray:
+        if not len(texts):
+            return np.zeros(0, np.float32)
+        return encoder.encode(list(texts)) @ encoder.encode([query])[0]
+
+    return score
+
+
 def reshape_contexts(
     coll: Collection,
     run: Run,

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from biochunk.models import OFFLINE, offline_mode, resolve
+from biochunk.models import OFFLINE, loading, offline_mode, resolve
 
 log = logging.getLogger(__name__)
 
@@ -97,16 +97,36 @@ def load(model: str, param: str = "train_reranker.model", max_length: int = 256,
     torch.manual_seed(seed)
     path = resolve(model, param)
     saved = Path(path) / HEAD_FILE
-    if saved.exists():
-        state = torch.load(saved, map_location="cpu")
-        ce = MeanPoolCrossEncoder(path, int(state["max_length"]))
-        ce.head.load_state_dict(state["head"])
-        return ce.to(device).eval()
-    if is_base(model):
-        return MeanPoolCrossEncoder(path, max_length).to(device).eval()
-    from sentence_transformers import CrossEncoder
+    with loading(model, param):
+        if saved.exists():
+            # weights_only: the head file is a plain state dict; never unpickle code from a model folder.
+            state = torch.load(saved, map_location="cpu", weights_only=True)
+            ce = MeanPoolCrossEncoder(path, int(state["max_length"]))
+            ce.head.load_state_dict(state["head"])
+            return ce.to(device).eval()
+        if is_base(model):
+            return MeanPoolCrossEncoder(path, max_length).to(device).eval()
+        from sentence_transformers import CrossEncoder
 
-    return CrossEncoder(path, max_length=max_length, device=device)
+        return CrossEncoder(path, max_length=max_length, device=device)
+
+
+REPORT_FILE = "report.json"
+
+
+def off_reason(folder: str | Path) -> str | None:
+    """Why the train_reranker output in ``folder`` holds no reranker, or None when it holds one.
+
+    Many BEIR datasets ship test judgements only; with nothing to train on, train_reranker
+    writes just a report saying so, and retrieve runs without reranking.
+    """
+    import json
+
+    report = Path(folder) / REPORT_FILE
+    if not report.is_file():
+        return None
+    data = json.loads(report.read_text())
+    return None if data.get("reranking", True) else str(data.get("reason", "no reranker"))
 
 
 def is_base(model: str) -> bool:

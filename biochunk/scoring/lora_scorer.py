@@ -27,7 +27,7 @@ import torch
 from tqdm import tqdm
 
 from biochunk.determinism import seed_all
-from biochunk.models import offline_mode, resolve
+from biochunk.models import loading, offline_mode, resolve
 
 log = logging.getLogger(__name__)
 TEMPERATURE = 0.1  # cosines live in [-1, 1]; /0.1 puts them on the logit scale of the head
@@ -55,8 +55,9 @@ class ChunkScorer(torch.nn.Module):
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve(model, param)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        base = AutoModel.from_pretrained(path)
+        with loading(model, param):
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            base = AutoModel.from_pretrained(path)
         targets = _attention_projections(base)
         # LoRA's A matrices are drawn here, not in ``train``: seed before they are.
         seed_all(seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from biochunk.datasets.convert import Context, Tables, converter, jsonl_records, malformed
+from biochunk.datasets.convert import Context, Tables, converter, jsonl_records, malformed, text_lines
 from biochunk.datasets.formats._common import nonempty_str, raw_file
 from biochunk.errors import UserError
 from biochunk.io import CORPUS, QRELS, QUERIES
@@ -37,7 +37,8 @@ def convert_beir(ctx: Context) -> Tables:
 
 
 def _records(ctx: Context, split: str, required: tuple[str, ...], columns: dict[str, str]) -> pd.DataFrame:
-    rows, seen = [], set()
+    rows: list[dict[str, str]] = []
+    seen: dict[str, dict[str, str]] = {}
     for name in ctx.spec.splits[split]:
         path = raw_file(ctx, name)
         for n, obj in jsonl_records(ctx, path, split):
@@ -46,11 +47,17 @@ def _records(ctx: Context, split: str, required: tuple[str, ...], columns: dict[
             if not ok or not nonempty_str(obj["_id"]) or not nonempty_str(obj["text"]):
                 malformed(ctx, split, f"{path}:{n}", f"expected string fields {', '.join(required)} with non-empty _id and text")
                 continue
-            if obj["_id"] in seen:
-                ctx.report.drop(split, "duplicate _id (first kept)")
+            row = {col: obj[key].strip() for col, key in columns.items()}
+            first = seen.get(obj["_id"])
+            if first is not None:
+                # A repeat is harmless; one id with two texts leaves no way to know which was judged.
+                if first != row:
+                    malformed(ctx, split, f"{path}:{n}", f"_id {obj['_id']!r} was already given a different title or text")
+                else:
+                    ctx.report.drop(split, "duplicate _id (first kept)")
                 continue
-            seen.add(obj["_id"])
-            rows.append({col: obj[key].strip() for col, key in columns.items()})
+            seen[obj["_id"]] = row
+            rows.append(row)
     return pd.DataFrame(rows, columns=list(columns))
 
 
@@ -58,33 +65,30 @@ def _qrels(ctx: Context, split: str, files: list[str], doc_ids: set[str], query_
     rows, seen = [], set()
     for name in files:
         path = raw_file(ctx, name)
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                fields = line.rstrip("\r\n").split("\t")
-                if n == 1 and tuple(fields) == QRELS_HEADER:
-                    continue
-                ctx.report.rows_read[split] += 1
-                if len(fields) != 3 or not fields[0].strip() or not fields[1].strip():
-                    why = f"expected 3 tab-separated fields {'/'.join(QRELS_HEADER)}, got {len(fields)}"
-                    malformed(ctx, split, f"{path}:{n}", why)
-                    continue
-                query_id, doc_id = fields[0].strip(), fields[1].strip()
-                try:
-                    relevance = int(fields[2])
-                except ValueError:
-                    malformed(ctx, split, f"{path}:{n}", f"score {fields[2]!r} is not an integer")
-                    continue
-                if query_id not in query_ids:
-                    ctx.report.drop(split, "query_id not in queries")
-                    continue
-                if doc_id not in doc_ids:
-                    ctx.report.drop(split, "doc_id not in corpus")
-                    continue
-                if (query_id, doc_id) in seen:
-                    ctx.report.drop(split, "duplicate (query_id, doc_id) (first kept)")
-                    continue
-                seen.add((query_id, doc_id))
-                rows.append({"query_id": query_id, "doc_id": doc_id, "relevance": relevance, "split": split})
+        for n, line in text_lines(ctx, path, split):
+            fields = line.rstrip("\r\n").split("\t")
+            if n == 1 and tuple(fields) == QRELS_HEADER:
+                continue
+            ctx.report.rows_read[split] += 1
+            if len(fields) != 3 or not fields[0].strip() or not fields[1].strip():
+                why = f"expected 3 tab-separated fields {'/'.join(QRELS_HEADER)}, got {len(fields)}"
+                malformed(ctx, split, f"{path}:{n}", why)
+                continue
+            query_id, doc_id = fields[0].strip(), fields[1].strip()
+            try:
+                relevance = int(fields[2])
+            except ValueError:
+                malformed(ctx, split, f"{path}:{n}", f"score {fields[2]!r} is not an integer")
+                continue
+            if query_id not in query_ids:
+                ctx.report.drop(split, "query_id not in queries")
+                continue
+            if doc_id not in doc_ids:
+                ctx.report.drop(split, "doc_id not in corpus")
+                continue
+            if (query_id, doc_id) in seen:
+                ctx.report.drop(split, "duplicate (query_id, doc_id) (first kept)")
+                continue
+            seen.add((query_id, doc_id))
+            rows.append({"query_id": query_id, "doc_id": doc_id, "relevance": relevance, "split": split})
     return pd.DataFrame(rows, columns=QRELS.names)
