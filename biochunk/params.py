@@ -243,7 +243,7 @@ class RetrieveParams:
     rrf_k: int = 60  # reciprocal-rank fusion constant
     ks: list[int] = field(default_factory=lambda: [5, 10, 100])  # cut-offs of recall@k, P@k, F1@k
     save_depth: int = 100  # documents per query written to runs.parquet
-    rerank_depth: int = 20  # BM25 documents per query that the cross-encoder reorders
+    rerank_depth: int = 10  # BM25 documents per query that the cross-encoder reorders
     # QA datasets: batches held out of reranker training; reranking and reshaping use them.
     qa_test_splits: list[str] = field(default_factory=lambda: ["11B1", "11B2", "11B3", "11B4"])
     reshape_questions: int | None = 100  # held-out questions given reshaped contexts (null: all)
@@ -305,7 +305,7 @@ class RerankerParams:
     model: str = "minilm"
     steps: int = 120
     batch_size: int = 4  # training queries per step, each with its positive and negatives
-    negatives: int = 7  # hard negatives per positive: BM25's top unjudged documents
+    negatives: int = 3  # hard negatives per positive: BM25's top unjudged documents
     lr: float = 1e-4  # encoder
     head_lr: float = 3e-3  # the new one-logit head (random at the start: it needs a larger step)
     max_length: int = 128  # query + passage tokens
