@@ -43,9 +43,8 @@ class Encoder:
     @cached_property
     def model(self):  # loaded on first use: a chunker that never embeds never pays for it
         offline_mode()
-        from sentence_transformers import SentenceTransformer
-
         import torch
+        from sentence_transformers import SentenceTransformer
 
         path = resolve(self.model_name, self.param)
         device = pick_device(self.device)
@@ -72,7 +71,11 @@ class Encoder:
             convert_to_numpy=True,
             show_progress_bar=progress,
         )
-        return np.ascontiguousarray(vecs, dtype=np.float32)
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        if encoder_dtype(self.dtype, pick_device(self.device)) != "float32":
+            # Normalised in half precision, a norm is 1 only to ~1e-3; cosines want it exact.
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs
 
 
 class MemoEncoder:

@@ -33,9 +33,13 @@ def _capture_load(monkeypatch, cuda: bool, bnb: bool = True):
         raise _Captured
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: (object() if bnb else None) if name == "bitsandbytes" else real_find_spec(name, *a)
-    )
+
+    def find_spec(name, *a):
+        if name == "bitsandbytes":
+            return object() if bnb else None
+        return real_find_spec(name, *a)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda)
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: object())

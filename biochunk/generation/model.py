@@ -48,7 +48,7 @@ def load_causal_lm(name: str, param: str, quantize: str = "auto", device: str = 
     if nf4 and not has_bnb:
         raise UserError(f"{section}.quantize: nf4 needs the bitsandbytes package; install it, or use auto or none")
     if quantize == "auto" and cuda and not has_bnb:
-        log.warning("%s.quantize is auto but bitsandbytes is not installed: loading in %s instead of 4-bit", section, train_dtype(device))
+        log.warning("%s.quantize is auto but bitsandbytes is missing: loading in %s, not 4-bit", section, train_dtype(device))
     kwargs: dict = {}
     p = Path(path)
     if p.suffix == ".gguf":

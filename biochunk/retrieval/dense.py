@@ -227,6 +227,13 @@ def search(
     scores, ids = index.search(np.ascontiguousarray(queries, dtype=np.float32), depth)
     out_s = np.full((n, k), -np.inf, np.float32)
     out_i = np.full((n, k), -1, np.int64)
+    if not extra:
+        # Nothing to filter: missing hits (-1) already sit at the end of each row. Copying whole
+        # arrays keeps a GPU search from waiting on a Python loop over every query.
+        miss = ids < 0
+        out_s[:, :depth] = np.where(miss, -np.inf, scores)
+        out_i[:, :depth] = np.where(miss, -1, ids)
+        return out_s, out_i
     for r in range(n):
         keep = [c for c in range(depth) if ids[r, c] >= 0 and not (exclude and ids[r, c] in exclude[r])][:k]
         out_s[r, : len(keep)] = scores[r, keep]
