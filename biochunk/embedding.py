@@ -52,7 +52,8 @@ class Encoder:
         log.info("loading encoder %s on %s (%s)", self.model_name, device, dtype)
         # Set the precision explicitly: transformers 5 loads a checkpoint in the dtype it
         # was saved in, so an fp16 copy would otherwise run in fp16 on a CPU.
-        return SentenceTransformer(path, device=device).to(getattr(torch, dtype))
+        torch_dtype = getattr(torch, dtype)
+        return SentenceTransformer(path, device=device, model_kwargs={"dtype": torch_dtype}).to(torch_dtype)
 
     @property
     def dim(self) -> int:

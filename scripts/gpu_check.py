@@ -689,11 +689,19 @@ def folder_mib(p: Path) -> float:
 
 
 def _save_encoder(out: Path) -> None:
-    """all-MiniLM-L6-v2 in fp16 (44 MiB); the Encoder and the scorer load it back in the dtype they run in."""
-    from sentence_transformers import SentenceTransformer
+    """all-MiniLM-L6-v2 with its weights in fp16 (44 MiB), every other file as the package ships it.
 
-    SentenceTransformer(resolve("minilm", "gpu_check.encoder"), device="cpu").half().save(str(out))
-    (out / "README.md").unlink(missing_ok=True)
+    Copied rather than re-saved: sentence-transformers 6 writes module paths that 5.x cannot
+    read, and drops ``max_seq_length`` (256). The Encoder and the scorer load the weights
+    back in the dtype they run in.
+    """
+    from safetensors.torch import load_file, save_file
+
+    src = Path(resolve("minilm", "gpu_check.encoder"))
+    skip = {"model.safetensors", "README.md", ".gitattributes", "data_config.json"}
+    shutil.copytree(src, out, ignore=lambda d, names: [n for n in names if Path(d) == src and n in skip])
+    weights = {k: v.half().contiguous() for k, v in load_file(str(src / "model.safetensors")).items()}
+    save_file(weights, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 
 def pack(out: Path, bnb_wheel: Path | None) -> int:
