@@ -101,9 +101,9 @@ class Budget:
 
 
 BUDGETS = {
-    # One H200: about 2 minutes of steps, plus model loading.
+    # One H200: a few minutes with model loading and the host CPU's pass (estimated; never run yet).
     "device": Budget(),
-    # 2 CPU cores: each step a few seconds to a minute.
+    # 2 CPU cores: ~90 s in all (the generator's 30 fp32 layers are most of it).
     "cpu": Budget(
         embed_texts=1_000, embed_batches=(64,), embed_fp32=False, scorer_steps=5, scorer_batches=(8,),
         rescore_pairs=640, rescore_batches=(64,), gen_steps=3, gen_batches=(4,), gen_prompts=32,
@@ -650,7 +650,9 @@ def run(args: argparse.Namespace) -> int:
     baseline = args.baseline or (DEFAULT_BASELINE if DEFAULT_BASELINE.exists() and not args.no_baseline else None)
     if baseline is not None:
         b = json.loads(Path(baseline).read_text())
-        report["baseline"] = {"file": str(baseline), "machine": b.get("note") or b.get("machine", {}).get("platform"),
+        shown = Path(baseline).resolve()
+        shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
+        report["baseline"] = {"file": str(shown), "machine": b.get("note") or b.get("machine", {}).get("platform"),
                               "rows": b["rows"]}
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
     ctx = Context(device, budget, models, work, embedded_triples())
