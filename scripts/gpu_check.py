@@ -18,9 +18,10 @@ right for speed and memory, meaningless for output quality; the report says so.
    52 MiB; the working tree adds ~3 MiB, within the 64 MiB a device run carries:
        make gpu-pack        # pip download bitsandbytes, then scripts/gpu_check.py --pack build/gpu-pack --bnb-wheel ...
 2. On the lent GPU machine: the device tool's ``run`` with carry ["build/gpu-pack"],
-   timeout_s 540, and the command
+   timeout_s 540, and the command ``bash scripts/gpu_check_device.sh``, which runs
        HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 python3 scripts/gpu_check.py --models build/gpu-pack --out "$OUT"
-   (~2-4 min of steps; --time-limit skips what is left after 420 s). It also times the
+   and keeps log.txt and nvidia-smi.txt beside the report (estimated 3-5 min; never run
+   yet; --time-limit skips the steps left after 420 s). It also times the
    machine's own CPU with the ``cpu`` budget for the ratio, and reads this machine's
    committed baseline, benchmarks/gpu/cpu-baseline.json.
 3. The CPU baseline, here:  make gpu-baseline
