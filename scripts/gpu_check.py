@@ -300,6 +300,9 @@ def _save_generator_config(out: Path) -> None:
     g = Path(resolve("smollm2-135m", "gpu_check.generator"))
     AutoConfig.from_pretrained(str(g.parent), gguf_file=g.name).save_pretrained(str(out))
     AutoTokenizer.from_pretrained(str(g.parent), gguf_file=g.name).save_pretrained(str(out))
+    # transformers 5.24 names its class TokenizersBackend; every 5.x also reads the older name.
+    cfg = out / "tokenizer_config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "tokenizer_class": "PreTrainedTokenizerFast"}, indent=2) + "\n")
 
 
 def random_generator(config_dir: str, layers: int, hidden: int, out: Path) -> dict[str, Any]:

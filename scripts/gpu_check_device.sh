@@ -9,7 +9,8 @@ if [ -z "${PY:-}" ]; then  # the first python that has torch
     for PY in python3 python; do "$PY" -c "import torch" 2>/dev/null && break; done
 fi
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
-HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+# The trimmed bitsandbytes of the pack (gpu_check.py adds it too; here it is seen from the start).
+PYTHONPATH="build/gpu-pack/site${PYTHONPATH:+:$PYTHONPATH}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
     "$PY" scripts/gpu_check.py --models build/gpu-pack --out "$OUT" "$@" > "$OUT/log.txt" 2>&1
 rc=$?
 grep '^\[gpu_check\]' "$OUT/log.txt" | tail -n 20
