@@ -273,10 +273,11 @@ class Models:
     source: str
 
 
-def models_from(pack: Path | None) -> Models:
+def models_from(pack: Path | None, work: Path) -> Models:
     if pack is None:
         offline_mode()
-        return Models("minilm", _config_from_gguf(), "installed packages (minilm, smollm2-135m config)")
+        _save_generator_config(work / "generator-config")
+        return Models("minilm", str(work / "generator-config"), "installed packages (minilm, smollm2-135m config)")
     enc, gen = pack / PACK_ENCODER, pack / PACK_GENERATOR
     for p in (enc, gen):
         if not (p / "config.json").exists():
@@ -285,12 +286,6 @@ def models_from(pack: Path | None) -> Models:
         sys.path.append(str((pack / PACK_SITE).resolve()))  # the trimmed bitsandbytes, if the pack has one
         importlib.invalidate_caches()
     return Models(str(enc), str(gen), f"pack {pack}")
-
-
-def _config_from_gguf() -> str:
-    out = Path(tempfile.mkdtemp(prefix="gpu-check-gen-config-"))
-    _save_generator_config(out)
-    return str(out)
 
 
 def _save_generator_config(out: Path) -> None:
@@ -643,9 +638,16 @@ def run(args: argparse.Namespace) -> int:
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise SystemExit(f"error: --steps: unknown {', '.join(sorted(unknown))}; allowed: {', '.join(STEPS)}")
+    with tempfile.TemporaryDirectory(prefix="gpu-check-") as work:
+        failures = _run(args, device, budget_name, budget, steps, Path(work))
+    return 1 if failures else 0
+
+
+def _run(args: argparse.Namespace, device: str, budget_name: str, budget: Budget, steps: list[str], work: Path) -> int:
+    """Every step on ``device`` (then on the host CPU), the report rewritten after each; the failures."""
     started, t_start = time.strftime("%Y-%m-%dT%H:%M:%S%z"), time.monotonic()
     deadline = t_start + args.time_limit
-    models = models_from(args.models)
+    models = models_from(args.models, work)
     report: dict[str, Any] = {
         "version": 1, "created": started, "device": device, "budget_name": budget_name, "budget": dataclasses.asdict(budget),
         "machine": machine(device), "models": dataclasses.asdict(models), "generator": "not built", "rows": [],
@@ -658,7 +660,6 @@ def run(args: argparse.Namespace) -> int:
         shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
         report["baseline"] = {"file": str(shown), "machine": b.get("note") or b.get("machine", {}).get("platform"),
                               "rows": b["rows"]}
-    work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
     ctx = Context(device, budget, models, work, embedded_triples())
 
     def save() -> None:
@@ -670,21 +671,18 @@ def run(args: argparse.Namespace) -> int:
         report["seconds_total"] = round(time.monotonic() - t_start, 1)
         write_report(report, args.out, args.name)
 
-    try:
-        run_steps(ctx, steps, report["rows"], report, deadline, device, save)
-        if device.startswith("cuda") and args.cpu_compare:
-            # The same steps on this machine's CPU, smaller (NF4 has no CPU path).
-            cpu = Context("cpu", override(BUDGETS["cpu"], []), models, work, ctx.triples, generator_dir=ctx.generator_dir,
-                          generator_info=ctx.generator_info)
-            run_steps(cpu, [s for s in steps if s != "nf4"], report["cpu_rows"], report, deadline, "cpu", save)
-            ctx.checks.update({f"cpu_{k}": v for k, v in cpu.checks.items()})
-        elif not device.startswith("cuda"):
-            report["cpu_rows"] = list(report["rows"])
-        save()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    run_steps(ctx, steps, report["rows"], report, deadline, device, save)
+    if device.startswith("cuda") and args.cpu_compare:
+        # The same steps on this machine's CPU, smaller (NF4 has no CPU path).
+        cpu = Context("cpu", BUDGETS["cpu"], models, work, ctx.triples, generator_dir=ctx.generator_dir,
+                      generator_info=ctx.generator_info)
+        run_steps(cpu, [s for s in steps if s != "nf4"], report["cpu_rows"], report, deadline, "cpu", save)
+        ctx.checks.update({f"cpu_{k}": v for k, v in cpu.checks.items()})
+    elif not device.startswith("cuda"):
+        report["cpu_rows"] = list(report["rows"])
+    save()
     print(f"[gpu_check] wrote {args.out / (args.name + '.json')} and .md in {time.monotonic() - t_start:.0f} s", flush=True)
-    return 1 if report["failures"] else 0
+    return len(report["failures"])
 
 
 # -- packing -------------------------------------------------------------------------------
