@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint repro test clean ablation metrics-diff plots plots-template
+.PHONY: install install-dev install-lint repro test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,3 +59,27 @@ plots:
 # Rebuild the offline template from the pinned npm packages (needs npm and its registry).
 plots-template:
 	$(BIN)/python scripts/build_plots_template.py --out .dvc/plots/offline.html
+
+# The GPU check (issue 17; scripts/gpu_check.py says more). gpu-pack writes what travels to a
+# GPU machine (MiniLM fp16, SmolLM2 config + tokenizer, the CUDA 13 part of bitsandbytes;
+# ~52 MiB); gpu-check runs there (no venv: `make gpu-check PY=python3 GPU_CHECK_OUT=$OUT`);
+# gpu-baseline re-measures this machine's CPU figures that the GPU report compares with.
+GPU_PACK ?= build/gpu-pack
+GPU_CHECK_OUT ?= build/gpu-check
+BNB_VERSION ?= 0.50.2
+BNB_WHEEL := build/bitsandbytes-$(BNB_VERSION)-py3-none-manylinux_2_24_x86_64.whl
+PY ?= $(BIN)/python
+$(BNB_WHEEL):
+	$(BIN)/pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+		--platform manylinux_2_24_x86_64 -d build bitsandbytes==$(BNB_VERSION)
+
+gpu-pack: install $(BNB_WHEEL)
+	$(BIN)/python scripts/gpu_check.py --pack $(GPU_PACK) --bnb-wheel $(BNB_WHEEL)
+
+gpu-check:
+	$(PY) scripts/gpu_check.py --models $(GPU_PACK) --out $(GPU_CHECK_OUT)
+
+gpu-baseline: install
+	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
+		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
+BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd

@@ -8,37 +8,53 @@ from typing import Sequence
 
 import numpy as np
 
-from biochunk.models import loading, offline_mode, resolve
+from biochunk.models import loading, offline_mode, pick_device, resolve
 
 log = logging.getLogger(__name__)
 
+DTYPES = ("auto", "float32", "float16", "bfloat16")
 
-def pick_device(device: str = "auto") -> str:
-    if device != "auto":
-        return device
-    import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+def encoder_dtype(dtype: str, device: str) -> str:
+    """``auto``: float16 on CUDA, float32 elsewhere.
+
+    Encoding is inference only, so fp16's narrower range is no risk for a BERT-sized
+    encoder, and its 10-bit mantissa keeps cosines closer to fp32 than bf16's 7 bits.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"encoder dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype != "auto":
+        return dtype
+    return "float16" if device.startswith("cuda") else "float32"
 
 
 class Encoder:
     """Normalised float32 sentence embeddings from a sentence-transformers model."""
 
-    def __init__(self, model: str = "minilm", batch_size: int = 64, device: str = "auto", param: str = "embed.model"):
+    def __init__(
+        self, model: str = "minilm", batch_size: int = 64, device: str = "auto", param: str = "embed.model", dtype: str = "auto"
+    ):
         self.model_name = model
         self.batch_size = batch_size
         self.device = device
         self.param = param
+        self.dtype = dtype
 
     @cached_property
     def model(self):  # loaded on first use: a chunker that never embeds never pays for it
         offline_mode()
+        import torch
         from sentence_transformers import SentenceTransformer
 
         path = resolve(self.model_name, self.param)
-        log.info("loading encoder %s on %s", self.model_name, pick_device(self.device))
+        device = pick_device(self.device)
+        dtype = encoder_dtype(self.dtype, device)
+        log.info("loading encoder %s on %s (%s)", self.model_name, device, dtype)
+        # Set the precision explicitly: transformers 5 loads a checkpoint in the dtype it
+        # was saved in, so an fp16 copy would otherwise run in fp16 on a CPU.
+        torch_dtype = getattr(torch, dtype)
         with loading(self.model_name, self.param):
-            return SentenceTransformer(path, device=pick_device(self.device))
+            return SentenceTransformer(path, device=device, model_kwargs={"dtype": torch_dtype}).to(torch_dtype)
 
     @property
     def dim(self) -> int:
@@ -57,7 +73,11 @@ class Encoder:
             convert_to_numpy=True,
             show_progress_bar=progress,
         )
-        return np.ascontiguousarray(vecs, dtype=np.float32)
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        if encoder_dtype(self.dtype, pick_device(self.device)) != "float32":
+            # Normalised in half precision, a norm is 1 only to ~1e-3; cosines want it exact.
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs
 
 
 class MemoEncoder:

@@ -35,6 +35,29 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
+def pick_device(device: str = "auto") -> str:
+    """``auto`` is the first CUDA device when torch sees one, else the CPU; anything else is kept."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def train_dtype(device: str):
+    """The precision that training and decoding run in on ``device``.
+
+    bf16 on a CUDA device that has it (Ampere and later): fp32's range, so no loss
+    scaling, at half the memory and tensor-core speed; fp32 elsewhere (fp16 training
+    would need a gradient scaler, and CPUs are slower in half precision).
+    """
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float32
+
+
 # What every model error ends with: the three forms a model param may take.
 FORMS = "use an offline alias ({}), a local model folder, or a hub id (cached, or on a machine with network and HF_HUB_OFFLINE=0)"
 

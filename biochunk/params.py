@@ -211,7 +211,7 @@ class EmbedParams:
 @dataclass(frozen=True)
 class RankParams:
     top_k: int = 5
-    use_gpu: str = "auto"  # faiss-gpu when installed and CUDA is present
+    use_gpu: str = "auto"  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
     max_per_doc: int | None = None  # at most this many chunks of one source document in the top-k (null: no cap)
 
     def validate(self, s: str) -> None:
@@ -239,7 +239,7 @@ class RetrieveParams:
     k1: float = 0.9  # BM25 (Pyserini / Anserini defaults)
     b: float = 0.4
     index: str = "flat"  # FAISS index: flat (exact) | hnsw (approximate)
-    use_gpu: str = "auto"  # faiss-gpu when installed and CUDA is present
+    use_gpu: str = "auto"  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
     rrf_k: int = 60  # reciprocal-rank fusion constant
     ks: list[int] = field(default_factory=lambda: [5, 10, 100])  # cut-offs of recall@k, P@k, F1@k
     save_depth: int = 100  # documents per query written to runs.parquet

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -49,14 +50,16 @@ def test_a_broken_model_folder_is_one_user_error(tmp_path):
 
     (tmp_path / "config.json").write_text('{"model_type": "no-such-architecture"}')
     with pytest.raises(UserError, match=r"^train_scorer\.model: cannot load '.*' \("):
-        ChunkScorer(str(tmp_path), 4, 32)
+        ChunkScorer(str(tmp_path), 4, 32, seed=0)
 
 
 class _Captured(Exception):
     pass
 
 
-def _capture_load(monkeypatch, tmp_path, cuda: bool):
+def _capture_load(monkeypatch, tmp_path, cuda: bool, bnb: bool = True):
+    import importlib.util
+
     import transformers
 
     seen = {}
@@ -65,7 +68,16 @@ def _capture_load(monkeypatch, tmp_path, cuda: bool):
         seen.update(kw, path=path)
         raise _Captured
 
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name, *a):
+        if name == "bitsandbytes":
+            return object() if bnb else None
+        return real_find_spec(name, *a)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda)
     (tmp_path / "config.json").write_text("{}")  # resolve() wants a folder that holds a model
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: object())
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", fake_model)
@@ -92,3 +104,42 @@ def test_nf4_without_cuda_is_a_user_error(monkeypatch, tmp_path):
     _capture_load(monkeypatch, tmp_path, cuda=False)
     with pytest.raises(UserError, match="generate.quantize: nf4 needs a CUDA GPU"):
         gm.load_causal_lm(str(tmp_path), "generate.model", quantize="nf4")
+
+
+def test_cuda_without_bitsandbytes_falls_back_to_bf16(monkeypatch, tmp_path):
+    # The GPU box of issue 17 has no bitsandbytes: auto must load, not crash on the import.
+    seen = _capture_load(monkeypatch, tmp_path, cuda=True, bnb=False)
+    with pytest.raises(_Captured):
+        gm.load_causal_lm(str(tmp_path), "generate.model")
+    assert seen["dtype"] is torch.bfloat16 and "quantization_config" not in seen
+
+
+def test_cuda_unquantized_is_bf16_and_cpu_device_stays_fp32(monkeypatch, tmp_path):
+    seen = _capture_load(monkeypatch, tmp_path, cuda=True)
+    with pytest.raises(_Captured):
+        gm.load_causal_lm(str(tmp_path), "generate.model", quantize="none")
+    assert seen["dtype"] is torch.bfloat16
+    seen.clear()
+    with pytest.raises(_Captured):  # an explicit CPU device on a CUDA machine (the GPU check's CPU baseline)
+        gm.load_causal_lm(str(tmp_path), "generate.model", device="cpu")
+    assert seen["dtype"] is torch.float32 and "quantization_config" not in seen
+
+
+def test_nf4_without_bitsandbytes_is_a_user_error(monkeypatch, tmp_path):
+    _capture_load(monkeypatch, tmp_path, cuda=True, bnb=False)
+    with pytest.raises(UserError, match="generate.quantize: nf4 needs the bitsandbytes package"):
+        gm.load_causal_lm(str(tmp_path), "generate.model", quantize="nf4")
+
+
+def test_encoder_keeps_fp32_on_cpu_whatever_the_checkpoint_holds(tmp_path):
+    # transformers 5 loads a checkpoint in its saved dtype; the GPU check carries MiniLM in fp16.
+    from sentence_transformers import SentenceTransformer
+
+    from biochunk.embedding import Encoder, encoder_dtype
+
+    assert encoder_dtype("auto", "cuda") == "float16" and encoder_dtype("auto", "cpu") == "float32"
+    SentenceTransformer(models.resolve("minilm", "embed.model"), device="cpu").half().save(str(tmp_path / "m16"))
+    enc = Encoder(str(tmp_path / "m16"), device="cpu")
+    v = enc.encode(["aspirin inhibits COX-1"])
+    assert next(enc.model.parameters()).dtype is torch.float32
+    assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1) < 1e-5

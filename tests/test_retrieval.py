@@ -102,3 +102,84 @@ def test_retrieval_table_merge_assembles_runs(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({"corpus": {"documents": 4}}))
     with pytest.raises(SystemExit, match="c.json: corpus documents is 4"):
         table.merge([tmp_path / "a.json", tmp_path / "c.json"])
+
+
+# -- dense backends: TorchIndex (torch on CPU/CUDA) against FAISS flat ----------------------
+
+
+def _random_unit(n: int, d: int, seed: int) -> np.ndarray:
+    return _unit(np.random.default_rng(seed).standard_normal((n, d)))
+
+
+def _same_topk(a_s, a_i, b_s, b_i, tol=1e-5):
+    """Scores agree to ``tol``; ids agree wherever the score is not tied within ``tol``."""
+    np.testing.assert_allclose(a_s, b_s, atol=tol)
+    for r in range(len(a_i)):
+        for c in range(a_i.shape[1]):
+            tied = np.sum(np.abs(a_s[r] - a_s[r, c]) < tol) > 1
+            assert tied or a_i[r, c] == b_i[r, c], (r, c)
+
+
+@pytest.mark.parametrize("block_scores", [1 << 26, 40_000, 7])  # one block, 20 blocks, one query x k scores
+def test_torch_index_matches_faiss_flat(block_scores: int) -> None:
+    from biochunk.retrieval.dense import TorchIndex
+
+    docs, queries = _random_unit(3_000, 32, 0), _random_unit(257, 32, 1)
+    flat = build_index(docs)
+    torch_index = TorchIndex(docs, "cpu", block_scores=block_scores)
+    assert torch_index.ntotal == flat.ntotal == 3_000
+    _same_topk(*torch_index.search(queries, 20), *flat.search(queries, 20))
+    # Through the shared search(), with leave-one-out exclusions too.
+    exclude = [set(range(r, r + 5)) for r in range(len(queries))]
+    _same_topk(*search(torch_index, queries, 10, exclude), *search(flat, queries, 10, exclude))
+
+
+def test_torch_index_pads_like_faiss_when_k_exceeds_the_memory() -> None:
+    from biochunk.retrieval.dense import TorchIndex
+
+    s, i = TorchIndex(_random_unit(3, 8, 0)).search(_random_unit(2, 8, 1), 5)
+    assert (i[:, 3:] == -1).all() and np.isneginf(s[:, 3:]).all() and (i[:, :3] >= 0).all()
+    assert TorchIndex(_random_unit(3, 8, 0)).search(np.zeros((0, 8), np.float32), 5)[1].shape == (0, 5)
+
+
+def test_backend_choice_follows_use_gpu(monkeypatch) -> None:
+    import torch
+
+    from biochunk.errors import UserError
+    from biochunk.retrieval import dense
+
+    monkeypatch.setattr(dense, "_faiss", lambda: None)  # the GPU box: torch, no faiss
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert dense.gpu_backend("auto") == dense.gpu_backend("yes") == "torch-cuda"
+    assert dense.gpu_backend("no") is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert dense.gpu_backend("auto") is None
+    with pytest.raises(UserError, match="use_gpu is yes but there is no CUDA device"):
+        dense.gpu_backend("yes")
+    flat = build_index(_random_unit(10, 4, 0))
+    assert dense.to_device(flat, "auto") is flat and dense.backend_of(flat) == "torch-cpu"
+
+
+def test_flat_search_without_faiss(monkeypatch) -> None:
+    from biochunk.errors import UserError
+    from biochunk.retrieval import dense
+
+    docs, queries = _random_unit(500, 16, 2), _random_unit(20, 16, 3)
+    with_faiss = dense.dense_run(docs, [f"d{i}" for i in range(500)], queries, [f"q{i}" for i in range(20)], 5, use_gpu="no")
+    monkeypatch.setattr(dense, "_faiss", lambda: None)
+    index = dense.build_index(docs)
+    assert isinstance(index, dense.TorchIndex)
+    without = dense.dense_run(docs, [f"d{i}" for i in range(500)], queries, [f"q{i}" for i in range(20)], 5, use_gpu="no")
+    assert [[d for d, _ in v] for v in without.values()] == [[d for d, _ in v] for v in with_faiss.values()]
+    with pytest.raises(UserError, match="needs faiss"):
+        dense.build_index(docs, "hnsw")
+    with pytest.raises(UserError, match="needs faiss"):
+        dense.load_index("chunks.faiss")
+
+
+def test_a_torch_index_saves_as_a_faiss_flat_file(tmp_path) -> None:
+    from biochunk.retrieval.dense import TorchIndex, load_index, save_index
+
+    docs, queries = _random_unit(100, 8, 4), _random_unit(5, 8, 5)
+    save_index(TorchIndex(docs), tmp_path / "chunks.faiss")
+    _same_topk(*load_index(tmp_path / "chunks.faiss", "no").search(queries, 3), *TorchIndex(docs).search(queries, 3))

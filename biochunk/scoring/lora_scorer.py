@@ -15,6 +15,7 @@ help or all fail carry no signal and are skipped (and counted).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import torch
 from tqdm import tqdm
 
 from biochunk.determinism import seed_all
-from biochunk.models import loading, offline_mode, resolve
+from biochunk.models import loading, offline_mode, pick_device, resolve, train_dtype
 
 log = logging.getLogger(__name__)
 TEMPERATURE = 0.1  # cosines live in [-1, 1]; /0.1 puts them on the logit scale of the head
@@ -48,7 +49,15 @@ def chunk_text_for_scorer(text: str, labels: Sequence[str]) -> str:
 
 
 class ChunkScorer(torch.nn.Module):
-    def __init__(self, model: str, lora_r: int, max_length: int, seed: int, param: str = "train_scorer.model"):
+    """The encoder + LoRA + head, on ``device`` (auto: CUDA when present).
+
+    Weights stay fp32 (AdamW updates them); on CUDA the forward pass runs under bf16
+    autocast where the GPU has it (``autocast``).
+    """
+
+    def __init__(
+        self, model: str, lora_r: int, max_length: int, seed: int, param: str = "train_scorer.model", device: str = "auto"
+    ):
         super().__init__()
         offline_mode()
         from peft import LoraConfig, get_peft_model
@@ -57,7 +66,8 @@ class ChunkScorer(torch.nn.Module):
         path = resolve(model, param)
         with loading(model, param):
             self.tokenizer = AutoTokenizer.from_pretrained(path)
-            base = AutoModel.from_pretrained(path)
+            # fp32 whatever the checkpoint holds: transformers 5 keeps a saved fp16 dtype.
+            base = AutoModel.from_pretrained(path, dtype=torch.float32)
         targets = _attention_projections(base)
         # LoRA's A matrices are drawn here, not in ``train``: seed before they are.
         seed_all(seed)
@@ -67,16 +77,28 @@ class ChunkScorer(torch.nn.Module):
         torch.nn.init.zeros_(self.head.weight)
         torch.nn.init.zeros_(self.head.bias)
         self.max_length = max_length
+        self.device = pick_device(device)
+        self.to(self.device)
+
+    def autocast(self):
+        """bf16 autocast on a CUDA device that has bf16; nothing elsewhere."""
+        dtype = train_dtype(self.device)
+        if dtype == torch.float32:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type="cuda", dtype=dtype)
 
     def forward(self, queries: list[str], chunks: list[str], cosines: torch.Tensor) -> torch.Tensor:
         enc = self.tokenizer(queries, chunks, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
         cls = self.encoder(**enc).last_hidden_state[:, 0]
-        return cosines / TEMPERATURE + self.head(cls).squeeze(-1)
+        # The head's logit is added in fp32 whatever autocast computed it in.
+        return cosines.to(self.device, torch.float32) / TEMPERATURE + self.head(cls).squeeze(-1).float()
 
     def save(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
         self.encoder.save_pretrained(str(out / "adapter"))
-        torch.save(self.head.state_dict(), out / "head.pt")
+        # CPU tensors, so the head loads on a machine without the GPU it was trained on.
+        torch.save({k: v.cpu() for k, v in self.head.state_dict().items()}, out / "head.pt")
 
 
 def _attention_projections(model: torch.nn.Module) -> list[str]:
@@ -108,11 +130,12 @@ def train(
         q = [b.query for b in batch for _ in b.chunks]
         c = [t for b in batch for t in b.chunks]
         cos = torch.tensor([x for b in batch for x in b.cosines], dtype=torch.float32)
-        logits = scorer(q, c, cos)
-        loss, i = torch.zeros(()), 0
+        with scorer.autocast():
+            logits = scorer(q, c, cos)
+        loss, i = torch.zeros((), device=scorer.device), 0
         for b in batch:
             n = len(b.chunks)
-            target = torch.tensor(b.helpful, dtype=torch.float32)
+            target = torch.tensor(b.helpful, dtype=torch.float32, device=scorer.device)
             target = target / target.sum()
             loss = loss - (target * torch.log_softmax(logits[i : i + n], dim=0)).sum()
             i += n
@@ -135,7 +158,8 @@ def score(scorer: ChunkScorer, data: Sequence[Candidates], batch_size: int = 64)
     for s in tqdm(range(0, len(flat), batch_size), desc="rescore", unit="batch"):
         part = flat[s : s + batch_size]
         cos = torch.tensor([p[3] for p in part], dtype=torch.float32)
-        out[s : s + len(part)] = scorer([p[1] for p in part], [p[2] for p in part], cos).numpy()
+        with scorer.autocast():
+            out[s : s + len(part)] = scorer([p[1] for p in part], [p[2] for p in part], cos).cpu().numpy()
     res, i = [], 0
     for d in data:
         res.append(out[i : i + len(d.chunks)])
