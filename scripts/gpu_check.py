@@ -412,7 +412,7 @@ def _finetune_and_generate(ctx: Context, quantize: str, steps: int, batches: tup
         lm = load_causal_lm(str(_generator(ctx)), "gpu_check.generator", quantize, dev)
     dtype = "nf4 (bf16 compute)" if lm.quantized else str(next(lm.model.parameters()).dtype).removeprefix("torch.")
     footprint = lm.model.get_memory_footprint() / 2**20
-    generator.add_lora(lm, 8)
+    generator.add_lora(lm, 8, seed=42)
     tok = lm.tokenizer
     mean_tokens = np.mean([len(generator.encode_prompt(tok, p, s)) for p, s, _ in pairs[:64]])
     rows = []
