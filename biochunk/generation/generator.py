@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 from tqdm import tqdm
 
-from biochunk.determinism import seed_all
+from biochunk.determinism import save_peft, seed_all
 from biochunk.generation.model import LoadedLM
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def generate(
 
 def save_adapter(lm: LoadedLM, out: Path) -> None:
     if hasattr(lm.model, "save_pretrained") and hasattr(lm.model, "peft_config"):
-        lm.model.save_pretrained(str(out))
+        save_peft(lm.model, Path(out))
     else:
         out.mkdir(parents=True, exist_ok=True)
         (out / "NO_ADAPTER").write_text("generate.train_steps was 0: the generator was prompted, not tuned\n")

@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from biochunk.determinism import seed_all
+from biochunk.determinism import save_peft, seed_all
 from biochunk.models import loading, offline_mode, pick_device, resolve, train_dtype
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class ChunkScorer(torch.nn.Module):
 
     def save(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        self.encoder.save_pretrained(str(out / "adapter"))
+        save_peft(self.encoder, out / "adapter")
         # CPU tensors, so the head loads on a machine without the GPU it was trained on.
         torch.save({k: v.cpu() for k, v in self.head.state_dict().items()}, out / "head.pt")
 
