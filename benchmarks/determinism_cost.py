@@ -30,9 +30,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "FAISS_SIMD_LEVEL")
-# Each library's own choice: torch's "default" capability, MKL's automatic branch, oneDNN's
-# and FAISS's best ISA on this processor.
-NATIVE = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": "ALL", "FAISS_SIMD_LEVEL": "AVX512"}
+# What torch and FAISS pick on this processor when nothing is pinned (read in a process that
+# never imports biochunk); MKL's automatic branch and oneDNN's full ISA need no probe.
+PROBE = """
+import faiss, torch
+print(torch.backends.cpu.get_cpu_capability().lower(), faiss.SIMDConfig.get_level_name())
+"""
+
+
+def native() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PINS}
+    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    aten, simd = r.stdout.split()
+    return {"ATEN_CPU_CAPABILITY": aten, "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": "ALL", "FAISS_SIMD_LEVEL": simd}
 
 WORKER = r"""
 import hashlib, json, sys, time
@@ -77,10 +87,10 @@ print(json.dumps(out))
 """
 
 
-def run(task: str, pinned: bool, n: int, steps: int) -> dict:
+def run(task: str, pinned: bool, n: int, steps: int, unpinned: dict[str, str]) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in PINS}
     if not pinned:
-        env.update(NATIVE)
+        env.update(unpinned)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", WORKER, task, str(n), str(steps)], env=env, capture_output=True, text=True, cwd=ROOT)
     if r.returncode != 0:
@@ -95,7 +105,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tasks", nargs="+", default=["embed", "train_scorer", "generate", "search"])
     args = ap.parse_args()
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats}\n")
+    unpinned = native()
+    print(f"{platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats}; native = {unpinned}\n")
     print("| step | unit | pinned (AVX2) | native | pinned / native time | pinned capability | native capability |")
     print("|---|---|---:|---:|---:|---|---|")
     notes = []
@@ -103,7 +114,7 @@ def main() -> None:
         res = {True: [], False: []}
         for _ in range(args.repeats):
             for pinned in (True, False):
-                res[pinned].append(run(task, pinned, args.texts, args.steps))
+                res[pinned].append(run(task, pinned, args.texts, args.steps, unpinned))
         rate = {p: statistics.median(r["items"] / r["seconds"] for r in res[p]) for p in res}
         unit = {"embed": "texts/s", "search": "queries/s"}.get(task, "steps/s")
         print(

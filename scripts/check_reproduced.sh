@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# After `make repro` (and `make test`) in a clean clone: DVC sees nothing left to run, and
+# the committed dvc.lock, metrics/ and plots/ are byte for byte what this run produced. A
+# difference means the committed results are not what a clean clone gets: the pull-request
+# metrics diff would then report changes that never happened.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DVC="${DVC:-.venv/bin/dvc}"
+if ! "$DVC" status --quiet; then
+  echo "error: dvc status after make repro is not clean (a dependency changed during the run, or a test wrote into the workspace):" >&2
+  "$DVC" status >&2
+  exit 1
+fi
+changed=$(git status --porcelain -- dvc.lock metrics plots)
+if [ -n "$changed" ]; then
+  echo "error: a clean run does not reproduce the committed results; these differ:" >&2
+  echo "$changed" >&2
+  git --no-pager diff --stat -- dvc.lock metrics plots >&2
+  git --no-pager diff -- dvc.lock metrics | head -80 >&2
+  exit 1
+fi
+echo "reproduced: dvc.lock, metrics/ and plots/ match the committed files; dvc status is clean"
