@@ -135,7 +135,11 @@ def retrieval_data(qrels: list[tuple[str, str, int, str]]) -> Callable[[Path], N
 
         from biochunk.io import CORPUS, QRELS, QUERIES, write_table
 
-        docs = [("d1", "Aspirin", "Aspirin reduces fever."), ("d2", "Statins", "Statins lower cholesterol."), ("d3", "Sleep", "Sleep aids memory.")]
+        docs = [
+            ("d1", "Aspirin", "Aspirin reduces fever."),
+            ("d2", "Statins", "Statins lower cholesterol."),
+            ("d3", "Sleep", "Sleep aids memory."),
+        ]
         write_table(pd.DataFrame(docs, columns=CORPUS.names), d / "data" / "corpus.parquet", CORPUS)
         queries = [("q1", "aspirin fever"), ("q2", "what lowers cholesterol")]
         write_table(pd.DataFrame(queries, columns=QUERIES.names), d / "data" / "queries.parquet", QUERIES)
@@ -189,22 +193,67 @@ def no_file(path: str) -> Callable[[Path], None]:
 NAN, INF = math.nan, math.inf
 DL = ("download.py", ("--dataset", "embedded", "--out", "{d}/raw"), ("raw",))  # a stage that reads none of the params below
 CHUNK = ("chunk.py", ("--dataset", "embedded", "--train", "{d}/train.parquet", "--out", "{d}/chunks"), ("chunks",))
-EMBED = ("embed.py", ("--chunks", "{d}/c.parquet", "--data", "{d}/data", "--config", "configs/embedded.yaml", "--out", "{d}/embed"), ("embed",))
-SCORER = ("train_scorer.py", ("--chunks", "{d}/c.parquet", "--data", "{d}/data", "--rankings", "{d}/r.parquet", "--out", "{d}/scorer"), ("scorer",))
+EMBED = (
+    "embed.py",
+    ("--chunks", "{d}/c.parquet", "--data", "{d}/data", "--config", "configs/embedded.yaml", "--out", "{d}/embed"),
+    ("embed",),
+)
+SCORER = (
+    "train_scorer.py",
+    ("--chunks", "{d}/c.parquet", "--data", "{d}/data", "--rankings", "{d}/r.parquet", "--out", "{d}/scorer"),
+    ("scorer",),
+)
 RERANKER = ("train_reranker.py", ("--dataset", "scifact", "--data", "{d}/data", "--out", "{d}/rr"), ("rr",))
 RETRIEVE = (
     "retrieve.py",
-    ("--dataset", "scifact", "--data", "{d}/data", "--reranker", "{d}/rr", "--out", "{d}/out", "--metrics", "{d}/m.json", "--cache", "{d}/cache"),
+    (
+        "--dataset",
+        "scifact",
+        "--data",
+        "{d}/data",
+        "--reranker",
+        "{d}/rr",
+        "--out",
+        "{d}/out",
+        "--metrics",
+        "{d}/m.json",
+        "--cache",
+        "{d}/cache",
+    ),
     ("out", "m.json"),
 )
 GENERATE = (
     "generate.py",
-    ("--chunks", "{d}/c.parquet", "--data", "{d}/data", "--rankings", "{d}/r.parquet", "--config", "configs/embedded.yaml", "--out", "{d}/gen"),
+    (
+        "--chunks",
+        "{d}/c.parquet",
+        "--data",
+        "{d}/data",
+        "--rankings",
+        "{d}/r.parquet",
+        "--config",
+        "configs/embedded.yaml",
+        "--out",
+        "{d}/gen",
+    ),
     ("gen",),
 )
 EVAL_QA = (
     "evaluate_qa.py",
-    ("--dataset", "bioasq", "--qa", "{d}/qa", "--answers", "{d}/ans", "--metrics", "{d}/m.json", "--report", "{d}/rep", "--plots", "{d}/plots"),
+    (
+        "--dataset",
+        "bioasq",
+        "--qa",
+        "{d}/qa",
+        "--answers",
+        "{d}/ans",
+        "--metrics",
+        "{d}/m.json",
+        "--report",
+        "{d}/rep",
+        "--plots",
+        "{d}/plots",
+    ),
     ("m.json", "rep", "plots"),
 )
 CLASSIFY = (

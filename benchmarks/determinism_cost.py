@@ -44,6 +44,7 @@ def native() -> dict[str, str]:
     aten, simd = r.stdout.split()
     return {"ATEN_CPU_CAPABILITY": aten, "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": "ALL", "FAISS_SIMD_LEVEL": simd}
 
+
 WORKER = r"""
 import hashlib, json, sys, time
 import biochunk  # sets the pins unless the environment already names them
@@ -92,7 +93,9 @@ def run(task: str, pinned: bool, n: int, steps: int, unpinned: dict[str, str]) -
     if not pinned:
         env.update(unpinned)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", WORKER, task, str(n), str(steps)], env=env, capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-c", WORKER, task, str(n), str(steps)], env=env, capture_output=True, text=True, cwd=ROOT
+    )
     if r.returncode != 0:
         raise SystemExit(f"error: {task} ({'pinned' if pinned else 'native'}) failed:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])

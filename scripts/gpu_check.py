@@ -106,17 +106,48 @@ BUDGETS = {
     "device": Budget(),
     # 2 CPU cores: ~90 s in all (the generator's 30 fp32 layers are most of it).
     "cpu": Budget(
-        embed_texts=1_000, embed_batches=(64,), embed_fp32=False, scorer_steps=5, scorer_batches=(8,),
-        rescore_pairs=640, rescore_batches=(64,), gen_steps=3, gen_batches=(4,), gen_prompts=32,
-        gen_batch_sizes=(16,), dense_docs=100_000, dense_queries=1_000, dense_check_queries=50, dense_blocks=(1 << 26,),
-        nf4_steps=2, nf4_prompts=8,
+        embed_texts=1_000,
+        embed_batches=(64,),
+        embed_fp32=False,
+        scorer_steps=5,
+        scorer_batches=(8,),
+        rescore_pairs=640,
+        rescore_batches=(64,),
+        gen_steps=3,
+        gen_batches=(4,),
+        gen_prompts=32,
+        gen_batch_sizes=(16,),
+        dense_docs=100_000,
+        dense_queries=1_000,
+        dense_check_queries=50,
+        dense_blocks=(1 << 26,),
+        nf4_steps=2,
+        nf4_prompts=8,
     ),
     # The test suite's dry run: every code path, tiny sizes, a 1-layer, 64-wide generator.
     "dry-run": Budget(
-        embed_texts=16, embed_batches=(8,), embed_fp32=False, scorer_steps=1, scorer_batches=(2,), candidates=2,
-        rescore_pairs=8, rescore_batches=(4,), gen_layers=1, gen_hidden=64, gen_steps=1, gen_batches=(2,), gen_prompts=2,
-        gen_batch_sizes=(2,), new_tokens=2, dense_docs=2_000, dense_queries=50, dense_k=10, dense_check_queries=10,
-        dense_blocks=(4_096,), nf4_steps=1, nf4_prompts=2,
+        embed_texts=16,
+        embed_batches=(8,),
+        embed_fp32=False,
+        scorer_steps=1,
+        scorer_batches=(2,),
+        candidates=2,
+        rescore_pairs=8,
+        rescore_batches=(4,),
+        gen_layers=1,
+        gen_hidden=64,
+        gen_steps=1,
+        gen_batches=(2,),
+        gen_prompts=2,
+        gen_batch_sizes=(2,),
+        new_tokens=2,
+        dense_docs=2_000,
+        dense_queries=50,
+        dense_k=10,
+        dense_check_queries=10,
+        dense_blocks=(4_096,),
+        nf4_steps=1,
+        nf4_prompts=2,
     ),
 }
 
@@ -311,14 +342,26 @@ def random_generator(config_dir: str, layers: int, hidden: int, out: Path) -> di
     if layers:
         config.num_hidden_layers = layers
     if hidden:  # a narrower model of the same family (dry runs): 4 heads sharing one key/value head
-        config.update({"hidden_size": hidden, "intermediate_size": 2 * hidden, "num_attention_heads": 4,
-                       "num_key_value_heads": 1, "head_dim": hidden // 4})
+        config.update(
+            {
+                "hidden_size": hidden,
+                "intermediate_size": 2 * hidden,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 1,
+                "head_dim": hidden // 4,
+            }
+        )
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     model.save_pretrained(str(out))
     AutoTokenizer.from_pretrained(config_dir).save_pretrained(str(out))
-    info = {"architecture": type(model).__name__, "layers": config.num_hidden_layers, "hidden": config.hidden_size,
-            "parameters": sum(p.numel() for p in model.parameters()), "weights": "random (timing only)"}
+    info = {
+        "architecture": type(model).__name__,
+        "layers": config.num_hidden_layers,
+        "hidden": config.hidden_size,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "weights": "random (timing only)",
+    }
     del model
     return info
 
@@ -378,8 +421,18 @@ def step_scorer(ctx: Context) -> list[Row]:
         with timed(dev) as t:
             stats = train(scorer, data, b.scorer_steps, bs, 2e-3, 42)
         pairs = b.scorer_steps * min(bs, len(data)) * b.candidates
-        rows.append(row("train_scorer", dev, "fp32 weights, bf16 autocast" if amp else "float32", bs, pairs, "pairs", t,
-                        f"{b.scorer_steps / t.seconds:.2f} steps/s; loss {stats['first_loss']:.3f} -> {stats['last_loss']:.3f}"))
+        rows.append(
+            row(
+                "train_scorer",
+                dev,
+                "fp32 weights, bf16 autocast" if amp else "float32",
+                bs,
+                pairs,
+                "pairs",
+                t,
+                f"{b.scorer_steps / t.seconds:.2f} steps/s; loss {stats['first_loss']:.3f} -> {stats['last_loss']:.3f}",
+            )
+        )
         ctx.checks["scorer_param_devices"] = param_devices(scorer)
     rescore = cycle(data, max(1, b.rescore_pairs // b.candidates))
     pairs = sum(len(d.chunks) for d in rescore)
@@ -401,8 +454,9 @@ def _generator(ctx: Context) -> Path:
     return ctx.generator_dir
 
 
-def _finetune_and_generate(ctx: Context, quantize: str, steps: int, batches: tuple[int, ...], prompts: int,
-                           gen_batches: tuple[int, ...], label: str) -> list[Row]:
+def _finetune_and_generate(
+    ctx: Context, quantize: str, steps: int, batches: tuple[int, ...], prompts: int, gen_batches: tuple[int, ...], label: str
+) -> list[Row]:
     from biochunk.generation import generator
     from biochunk.generation.model import load_causal_lm
 
@@ -420,10 +474,20 @@ def _finetune_and_generate(ctx: Context, quantize: str, steps: int, batches: tup
     for bs in batches:
         with timed(dev) as t:
             stats = generator.finetune(lm, pairs, steps, bs, 1e-3, 42)
-        rows.append(row(f"finetune_generator{label}", dev, dtype, bs, steps * bs, "examples", t,
-                        f"{steps / t.seconds:.2f} steps/s; ~{mean_tokens:.0f} prompt tokens/example; "
-                        f"loss {stats['first_loss']:.2f} -> {stats['last_loss']:.2f}; weights {footprint:.0f} MiB; "
-                        f"load {load.seconds:.1f} s"))
+        rows.append(
+            row(
+                f"finetune_generator{label}",
+                dev,
+                dtype,
+                bs,
+                steps * bs,
+                "examples",
+                t,
+                f"{steps / t.seconds:.2f} steps/s; ~{mean_tokens:.0f} prompt tokens/example; "
+                f"loss {stats['first_loss']:.2f} -> {stats['last_loss']:.2f}; weights {footprint:.0f} MiB; "
+                f"load {load.seconds:.1f} s",
+            )
+        )
     ctx.checks[f"generator{label}_param_devices"] = param_devices(lm.model)
     inputs = cycle(suffixes, prompts)
     generator.generate(lm, prefix, inputs[:2], 2, 2)  # warm up
@@ -431,9 +495,19 @@ def _finetune_and_generate(ctx: Context, quantize: str, steps: int, batches: tup
         with timed(dev) as t:
             out = generator.generate(lm, prefix, inputs, b.new_tokens, bs)
         new = sum(len(tok(o, add_special_tokens=False).input_ids) for o in out)
-        rows.append(row(f"generate{label}", dev, dtype, bs, len(inputs), "prompts", t,
-                        f"~{new / t.seconds:.0f} new tokens/s (<= {b.new_tokens} per prompt); "
-                        f"prefix {len(tok(prefix, add_special_tokens=False).input_ids)} tokens cached"))
+        rows.append(
+            row(
+                f"generate{label}",
+                dev,
+                dtype,
+                bs,
+                len(inputs),
+                "prompts",
+                t,
+                f"~{new / t.seconds:.0f} new tokens/s (<= {b.new_tokens} per prompt); "
+                f"prefix {len(tok(prefix, add_special_tokens=False).input_ids)} tokens cached",
+            )
+        )
     del lm
     free(dev)
     return rows
@@ -490,9 +564,19 @@ def step_dense_search(ctx: Context) -> list[Row]:
         with timed(dev) as t:
             _, ids = search(ix, queries, b.dense_k)
         label = label or (f"block {ix.block_scores:,} scores" if isinstance(ix, TorchIndex) else "")
-        rows.append(row("dense_search", dev, f"float32 ({backend_of(ix)})", len(queries), len(queries), "queries", t,
-                        f"{b.dense_docs:,} x 384 vectors, top-{b.dense_k}, exact; {label + '; ' if label else ''}"
-                        f"index build + transfer {build.seconds:.2f} s"))
+        rows.append(
+            row(
+                "dense_search",
+                dev,
+                f"float32 ({backend_of(ix)})",
+                len(queries),
+                len(queries),
+                "queries",
+                t,
+                f"{b.dense_docs:,} x 384 vectors, top-{b.dense_k}, exact; {label + '; ' if label else ''}"
+                f"index build + transfer {build.seconds:.2f} s",
+            )
+        )
         n = min(b.dense_check_queries, len(queries))
         if ix is index and n:
             # The top-k against an exact search on the CPU: the share of ids both return.
@@ -517,9 +601,13 @@ STEP_FUNCS: dict[str, Callable[[Context], list[Row]]] = {
 
 
 def machine(device: str) -> dict[str, Any]:
-    info: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
-                            "torch_threads": torch.get_num_threads(),
-                            "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
     for pkg in ("torch", "transformers", "peft", "sentence-transformers", "accelerate", "bitsandbytes", "faiss-cpu", "faiss-gpu"):
         try:
             info[pkg] = md.version(pkg)
@@ -527,8 +615,13 @@ def machine(device: str) -> dict[str, Any]:
             info[pkg] = None
     if device.startswith("cuda"):
         p = torch.cuda.get_device_properties(0)
-        info.update(gpu=p.name, gpu_memory_gib=round(p.total_memory / 2**30, 1), cuda=torch.version.cuda,
-                    bf16=torch.cuda.is_bf16_supported(), capability=f"{p.major}.{p.minor}")
+        info.update(
+            gpu=p.name,
+            gpu_memory_gib=round(p.total_memory / 2**30, 1),
+            cuda=torch.version.cuda,
+            bf16=torch.cuda.is_bf16_supported(),
+            capability=f"{p.major}.{p.minor}",
+        )
     return info
 
 
@@ -543,13 +636,18 @@ def comparison(report: dict) -> list[dict]:
     out = []
     for step in dict.fromkeys(r["step"] for r in report["rows"]):
         d, c, bl = best(report["rows"], step), best(report["cpu_rows"], step), best(base, step)
-        out.append({
-            "step": step, "unit": d["unit"], "device_items_per_s": d["items_per_s"], "device_batch": d["batch_size"],
-            "host_cpu_items_per_s": c["items_per_s"] if c else None,
-            "ratio_vs_host_cpu": round(d["items_per_s"] / c["items_per_s"], 2) if c else None,
-            "baseline_items_per_s": bl["items_per_s"] if bl else None,
-            "ratio_vs_baseline": round(d["items_per_s"] / bl["items_per_s"], 2) if bl else None,
-        })
+        out.append(
+            {
+                "step": step,
+                "unit": d["unit"],
+                "device_items_per_s": d["items_per_s"],
+                "device_batch": d["batch_size"],
+                "host_cpu_items_per_s": c["items_per_s"] if c else None,
+                "ratio_vs_host_cpu": round(d["items_per_s"] / c["items_per_s"], 2) if c else None,
+                "baseline_items_per_s": bl["items_per_s"] if bl else None,
+                "ratio_vs_baseline": round(d["items_per_s"] / bl["items_per_s"], 2) if bl else None,
+            }
+        )
     return out
 
 
@@ -564,27 +662,40 @@ def _fmt(x: Any) -> str:
 def markdown(report: dict) -> str:
     m = report["machine"]
     lines = [
-        f"# GPU check: {m.get('gpu', report['device'])}", "",
+        f"# GPU check: {m.get('gpu', report['device'])}",
+        "",
         f"{report['created']} · device `{report['device']}` · budget `{report['budget_name']}` · "
-        f"{report['seconds_total']:.0f} s · torch {m['torch']}" + (f" (CUDA {m['cuda']})" if m.get("cuda") else "")
-        + f" · {m['cpu_count']} CPUs, {m['torch_threads']} torch threads, load {m['load_average_at_start']}", "",
+        f"{report['seconds_total']:.0f} s · torch {m['torch']}"
+        + (f" (CUDA {m['cuda']})" if m.get("cuda") else "")
+        + f" · {m['cpu_count']} CPUs, {m['torch_threads']} torch threads, load {m['load_average_at_start']}",
+        "",
         *([f"Note: {report['note']}", ""] if report["note"] else []),
-        f"Models: {report['models']['source']}. Generator: {report['generator']}.", "",
+        f"Models: {report['models']['source']}. Generator: {report['generator']}.",
+        "",
         "| step | device | dtype | batch | items/s | unit | s | peak GPU MiB | note |",
         "|---|---|---|---:|---:|---|---:|---:|---|",
     ]
     for r in report["rows"]:
-        lines.append(f"| {r['step']} | {r['device']} | {r['dtype']} | {r['batch_size']} | {_fmt(r['items_per_s'])} | "
-                     f"{r['unit']} | {r['seconds']:.2f} | {_fmt(r['peak_gpu_mib'])} | {r['note']} |")
-    lines += ["", "## Against the CPU", "",
-              "Best throughput per step. Host CPU: this run's machine, timed with the `cpu` budget; baseline: "
-              f"`{report.get('baseline', {}).get('file', '—')}` ({report.get('baseline', {}).get('machine', '—')}).", "",
-              "| step | unit | device items/s (batch) | host CPU items/s | × host CPU | baseline items/s | × baseline |",
-              "|---|---|---:|---:|---:|---:|---:|"]
+        lines.append(
+            f"| {r['step']} | {r['device']} | {r['dtype']} | {r['batch_size']} | {_fmt(r['items_per_s'])} | "
+            f"{r['unit']} | {r['seconds']:.2f} | {_fmt(r['peak_gpu_mib'])} | {r['note']} |"
+        )
+    lines += [
+        "",
+        "## Against the CPU",
+        "",
+        "Best throughput per step. Host CPU: this run's machine, timed with the `cpu` budget; baseline: "
+        f"`{report.get('baseline', {}).get('file', '—')}` ({report.get('baseline', {}).get('machine', '—')}).",
+        "",
+        "| step | unit | device items/s (batch) | host CPU items/s | × host CPU | baseline items/s | × baseline |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     for c in report["comparison"]:
-        lines.append(f"| {c['step']} | {c['unit']} | {_fmt(c['device_items_per_s'])} ({c['device_batch']}) | "
-                     f"{_fmt(c['host_cpu_items_per_s'])} | {_fmt(c['ratio_vs_host_cpu'])} | {_fmt(c['baseline_items_per_s'])} | "
-                     f"{_fmt(c['ratio_vs_baseline'])} |")
+        lines.append(
+            f"| {c['step']} | {c['unit']} | {_fmt(c['device_items_per_s'])} ({c['device_batch']}) | "
+            f"{_fmt(c['host_cpu_items_per_s'])} | {_fmt(c['ratio_vs_host_cpu'])} | {_fmt(c['baseline_items_per_s'])} | "
+            f"{_fmt(c['ratio_vs_baseline'])} |"
+        )
     lines += ["", "## Checks", ""] + [f"- {k}: `{json.dumps(v)}`" for k, v in report["checks"].items()]
     if report["failures"]:
         lines += ["", "## Failures", ""] + [f"- **{f['step']}** ({f['where']}): `{f['error']}`" for f in report["failures"]]
@@ -601,8 +712,9 @@ def write_report(report: dict, out: Path, name: str) -> None:
 # -- running -------------------------------------------------------------------------------
 
 
-def run_steps(ctx: Context, steps: list[str], sink: list[dict], report: dict, deadline: float, where: str,
-              save: Callable[[], None]) -> None:
+def run_steps(
+    ctx: Context, steps: list[str], sink: list[dict], report: dict, deadline: float, where: str, save: Callable[[], None]
+) -> None:
     for step in steps:
         if time.monotonic() > deadline:
             report["failures"].append({"step": step, "where": where, "error": "skipped: --time-limit reached"})
@@ -613,8 +725,9 @@ def run_steps(ctx: Context, steps: list[str], sink: list[dict], report: dict, de
             rows = STEP_FUNCS[step](ctx)
         except Exception as e:  # noqa: BLE001 - recorded in the report; the other steps still run
             tb = traceback.format_exc().strip().splitlines()
-            report["failures"].append({"step": step, "where": where, "error": f"{type(e).__name__}: {e}"[:500],
-                                       "traceback": tb[-12:]})
+            report["failures"].append(
+                {"step": step, "where": where, "error": f"{type(e).__name__}: {e}"[:500], "traceback": tb[-12:]}
+            )
             print("\n".join(tb[-12:]), file=sys.stderr, flush=True)
             free(ctx.device)
             rows = []
@@ -649,33 +762,50 @@ def _run(args: argparse.Namespace, device: str, budget_name: str, budget: Budget
     deadline = t_start + args.time_limit
     models = models_from(args.models, work)
     report: dict[str, Any] = {
-        "version": 1, "created": started, "device": device, "budget_name": budget_name, "budget": dataclasses.asdict(budget),
-        "machine": machine(device), "models": dataclasses.asdict(models), "generator": "not built", "rows": [],
-        "cpu_rows": [], "checks": {}, "failures": [], "seconds_total": 0.0, "note": args.note,
+        "version": 1,
+        "created": started,
+        "device": device,
+        "budget_name": budget_name,
+        "budget": dataclasses.asdict(budget),
+        "machine": machine(device),
+        "models": dataclasses.asdict(models),
+        "generator": "not built",
+        "rows": [],
+        "cpu_rows": [],
+        "checks": {},
+        "failures": [],
+        "seconds_total": 0.0,
+        "note": args.note,
     }
     baseline = args.baseline or (DEFAULT_BASELINE if DEFAULT_BASELINE.exists() and not args.no_baseline else None)
     if baseline is not None:
         b = json.loads(Path(baseline).read_text())
         shown = Path(baseline).resolve()
         shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
-        report["baseline"] = {"file": str(shown), "machine": b.get("note") or b.get("machine", {}).get("platform"),
-                              "rows": b["rows"]}
+        report["baseline"] = {
+            "file": str(shown),
+            "machine": b.get("note") or b.get("machine", {}).get("platform"),
+            "rows": b["rows"],
+        }
     ctx = Context(device, budget, models, work, embedded_triples())
 
     def save() -> None:
         report["checks"] = dict(ctx.checks)
         if ctx.generator_info:
             i = ctx.generator_info
-            report["generator"] = (f"{i['architecture']}, {i['layers']} layers of width {i['hidden']}, "
-                                   f"{i['parameters'] / 1e6:.0f}M parameters, {i['weights']}")
+            report["generator"] = (
+                f"{i['architecture']}, {i['layers']} layers of width {i['hidden']}, "
+                f"{i['parameters'] / 1e6:.0f}M parameters, {i['weights']}"
+            )
         report["seconds_total"] = round(time.monotonic() - t_start, 1)
         write_report(report, args.out, args.name)
 
     run_steps(ctx, steps, report["rows"], report, deadline, device, save)
     if device.startswith("cuda") and args.cpu_compare:
         # The same steps on this machine's CPU, smaller (NF4 has no CPU path).
-        cpu = Context("cpu", BUDGETS["cpu"], models, work, ctx.triples, generator_dir=ctx.generator_dir,
-                      generator_info=ctx.generator_info)
+        cpu = Context(
+            "cpu", BUDGETS["cpu"], models, work, ctx.triples, generator_dir=ctx.generator_dir, generator_info=ctx.generator_info
+        )
         run_steps(cpu, [s for s in steps if s != "nf4"], report["cpu_rows"], report, deadline, "cpu", save)
         ctx.checks.update({f"cpu_{k}": v for k, v in cpu.checks.items()})
     elif not device.startswith("cuda"):
@@ -725,8 +855,13 @@ def pack(out: Path, bnb_wheel: Path | None) -> int:
                 if (lib and Path(name).name in BNB_KEEP) or (not lib and code):
                     z.extract(name, out / PACK_SITE)
     sizes = {p.name: round(folder_mib(p), 1) for p in sorted(out.iterdir())}
-    (out / "PACK.json").write_text(json.dumps({"mib": sizes, "total_mib": round(folder_mib(out), 1),
-                                               "bitsandbytes_wheel": bnb_wheel.name if bnb_wheel else None}, indent=2) + "\n")
+    (out / "PACK.json").write_text(
+        json.dumps(
+            {"mib": sizes, "total_mib": round(folder_mib(out), 1), "bitsandbytes_wheel": bnb_wheel.name if bnb_wheel else None},
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"packed {out}: {sizes}, total {folder_mib(out):.1f} MiB")
     return 0
 
@@ -746,8 +881,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cpu-compare", dest="cpu_compare", action="store_false", help="on CUDA, skip timing the host CPU")
     ap.add_argument("--baseline", type=Path, help=f"a CPU report to compare with (default {DEFAULT_BASELINE.relative_to(ROOT)})")
     ap.add_argument("--no-baseline", action="store_true", help="compare with no committed CPU report (when making one)")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="torch CPU threads (0: torch's default); 1 on a shared CPU, where spinning threads stall each other")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch CPU threads (0: torch's default); 1 on a shared CPU, where spinning threads stall each other",
+    )
     ap.add_argument("--time-limit", type=float, default=420.0, help="seconds after which remaining steps are skipped")
     ap.add_argument("--note", default="", help="free text stored in the report (e.g. what else ran on the machine)")
     args = ap.parse_args(argv)

@@ -164,7 +164,8 @@ def closure_of(script: Path) -> frozenset[Path]:
         for m in list(live_mods):
             mod = _parsed(m)
             for refs in [mod.top] + [
-                r for i, (name, method, r) in enumerate(mod.functions)
+                r
+                for i, (name, method, r) in enumerate(mod.functions)
                 if (m, i) not in done
                 and (m == script or name.startswith("__") or name in names or (method and name in attrs))
                 and not done.add((m, i))
@@ -186,7 +187,9 @@ def trivial(path: Path) -> bool:
             continue
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue
-        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id in ("__all__", "__version__") for t in node.targets):
+        if isinstance(node, ast.Assign) and all(
+            isinstance(t, ast.Name) and t.id in ("__all__", "__version__") for t in node.targets
+        ):
             continue
         return False
     return True
@@ -221,11 +224,14 @@ def section_reads(script: Path) -> dict[str, set[str] | None]:
                 reads[sec].add(node.attr)
             elif node.attr not in fields:
                 reads[sec] = None  # a method of the section object reads what it likes
-        elif isinstance(node, ast.Name) and node.id in var_section and isinstance(node.ctx, ast.Load) and id(node) not in attr_values:
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in var_section
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in attr_values
+        ):
             reads[var_section[node.id]] = None  # passed on whole
     return reads
-
-
 
 
 def stage_spec(name: str) -> dict:
@@ -268,7 +274,11 @@ def write(path: Path = ROOT / "dvc.yaml") -> None:
                 indent = indent or lines[i][: len(lines[i]) - len(lines[i].lstrip())]
                 block.append(lines[i])
                 i += 1
-            keep = [b for b in block if not (b.strip()[2:].startswith("biochunk/") and not b.strip()[2:].startswith("biochunk/datasets/embedded"))]
+            keep = [
+                b
+                for b in block
+                if not (b.strip()[2:].startswith("biochunk/") and not b.strip()[2:].startswith("biochunk/datasets/embedded"))
+            ]
             first_other = [b for b in keep if not b.strip()[2:].startswith("stages/")]
             head = [b for b in keep if b.strip()[2:].startswith("stages/")]
             mods = [f"{indent}- {d}\n" for d in module_deps(stage)]

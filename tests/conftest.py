@@ -1,7 +1,11 @@
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -16,3 +20,35 @@ def shared_datasets() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"real benchmark mirror not found at {SHARED} (only on machines with ../shared)")
     return SHARED
+
+
+def copy_repo(dest: Path, params: dict | None = None) -> tuple[Path, dict]:
+    """What a clean clone holds (tracked and new files; no lock, metrics, plots or tests) at
+    ``dest``, with ``params`` (section -> values) merged into its params.yaml, as a git
+    repository; and the environment that runs its stages with this interpreter's dvc."""
+    from biochunk.io import FAULT_ENV
+
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for rel in listed:
+        src = ROOT / rel
+        if rel == "dvc.lock" or rel.startswith(("metrics/", "plots/", "tests/")) or not src.is_file():
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+    if params:
+        data = yaml.safe_load((dest / "params.yaml").read_text())
+        for section, values in params.items():
+            data[section].update(values)
+        (dest / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        # The stages must import the copy's library, not the editable install of this checkout.
+        "PYTHONPATH": str(dest),
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    }  # fmt: skip
+    env.pop(FAULT_ENV, None)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    return dest, env

@@ -34,7 +34,14 @@ def test_bad_input(case, tmp_path):
 
 
 # One per group, through `python stages/<stage>.py` as dvc runs it.
-THROUGH_THE_CLI = ["nan-threshold-adaptive", "missing-rank-top-k", "embed-model-bad-hub-id", "bad-utf8", "mirror-tampered-sums-rewritten", "beir-without-train-qrels"]
+THROUGH_THE_CLI = [
+    "nan-threshold-adaptive",
+    "missing-rank-top-k",
+    "embed-model-bad-hub-id",
+    "bad-utf8",
+    "mirror-tampered-sums-rewritten",
+    "beir-without-train-qrels",
+]
 
 
 @pytest.mark.parametrize("case_id", THROUGH_THE_CLI)

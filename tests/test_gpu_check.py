@@ -73,9 +73,14 @@ def test_pack_keeps_only_the_cuda13_part_of_bitsandbytes(tmp_path, monkeypatch) 
     gc = _script()
     wheel = tmp_path / "bitsandbytes-0.0-py3-none-manylinux_2_24_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as z:
-        for name in ("bitsandbytes/__init__.py", "bitsandbytes/libbitsandbytes_cuda130.so", "bitsandbytes/libbitsandbytes_cpu.so",
-                     "bitsandbytes/libbitsandbytes_cuda128.so", "bitsandbytes/libbitsandbytes_rocm72.so",
-                     "bitsandbytes-0.0.dist-info/METADATA"):
+        for name in (
+            "bitsandbytes/__init__.py",
+            "bitsandbytes/libbitsandbytes_cuda130.so",
+            "bitsandbytes/libbitsandbytes_cpu.so",
+            "bitsandbytes/libbitsandbytes_cuda128.so",
+            "bitsandbytes/libbitsandbytes_rocm72.so",
+            "bitsandbytes-0.0.dist-info/METADATA",
+        ):
             z.writestr(name, "x")
     # The models are the slow part of a pack; this test is about the wheel.
     monkeypatch.setattr(gc, "_save_encoder", lambda out: out.mkdir())
@@ -83,6 +88,10 @@ def test_pack_keeps_only_the_cuda13_part_of_bitsandbytes(tmp_path, monkeypatch) 
     gc.pack(tmp_path / "pack", wheel)
     site = tmp_path / "pack" / "site"
     kept = sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.is_file())
-    assert kept == ["bitsandbytes-0.0.dist-info/METADATA", "bitsandbytes/__init__.py", "bitsandbytes/libbitsandbytes_cpu.so",
-                    "bitsandbytes/libbitsandbytes_cuda130.so"]
+    assert kept == [
+        "bitsandbytes-0.0.dist-info/METADATA",
+        "bitsandbytes/__init__.py",
+        "bitsandbytes/libbitsandbytes_cpu.so",
+        "bitsandbytes/libbitsandbytes_cuda130.so",
+    ]
     assert json.loads((tmp_path / "pack" / "PACK.json").read_text())["total_mib"] < 1

@@ -7,10 +7,7 @@ output is complete and before it is renamed, the worst moment. Cheapest stages o
 (download, convert, chunk on the embedded dataset), in a temporary copy of the repository.
 """
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -18,7 +15,7 @@ import pytest
 import yaml
 
 from biochunk.io import FAULT_ENV
-from tests.conftest import ROOT
+from tests.conftest import copy_repo
 
 pytestmark = pytest.mark.slow
 
@@ -33,25 +30,7 @@ def _temps(root: Path) -> list[Path]:
 
 @pytest.fixture
 def repo(tmp_path) -> tuple[Path, dict]:
-    dest = tmp_path / "repo"
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for rel in listed:
-        src = ROOT / rel
-        if rel == "dvc.lock" or rel.startswith(("metrics/", "plots/", "tests/")) or not src.is_file():
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel)
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        # The stages must import this checkout's library, not an installed copy of another.
-        "PYTHONPATH": str(dest),
-    }
-    env.pop(FAULT_ENV, None)
-    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
-    return dest, env
+    return copy_repo(tmp_path / "repo")
 
 
 def test_a_stage_killed_before_its_rename_recovers_on_the_next_repro(repo):
@@ -65,7 +44,10 @@ def test_a_stage_killed_before_its_rename_recovers_on_the_next_repro(repo):
     assert not interim.exists()  # nothing at the declared output
     (stale,) = _temps(dest / "data")
     assert stale.parent == interim.parent and sorted(p.name for p in (stale / "embedded").iterdir()) == [
-        "dev.parquet", "report.json", "test.parquet", "train.parquet",
+        "dev.parquet",
+        "report.json",
+        "test.parquet",
+        "train.parquet",
     ]  # fmt: skip  (the kill came after the temporary output was complete)
 
     # 2. The next repro reruns convert, writes valid outputs and removes the stale sibling.

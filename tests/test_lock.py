@@ -52,11 +52,14 @@ def test_every_imported_module_is_a_dependency_and_back(name):
 @pytest.mark.parametrize("name", STAGES)
 def test_params_listed_are_exactly_the_params_read(name):
     st = _stage(name)
+
     # A section and the list of all its keys are the same declaration: compare key sets.
     def expand(sec: str, keys) -> set[str]:
         return {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])} if keys is None else {f"{sec}.{k}" for k in keys}
 
-    listed = set().union(*(expand(e.split(".", 1)[0], [e.split(".", 1)[1]]) if "." in e else expand(e, None) for e in st.get("params", [])))
+    listed = set().union(
+        *(expand(e.split(".", 1)[0], [e.split(".", 1)[1]]) if "." in e else expand(e, None) for e in st.get("params", []))
+    )
     expected = set().union(*(expand(sec, keys) for sec, keys in sd.section_reads(_script(st["cmd"])).items()))
     assert listed == expected, f"{name}: dvc.yaml params {sorted(listed)}; the stage reads {sorted(expected)}"
 
@@ -90,8 +93,12 @@ def test_lock_directory_deps_hold_exactly_the_files_git_tracks(lock):
         for dep in entry.get("deps", []):
             if "nfiles" not in dep or not dep["path"].startswith(("biochunk/", "configs/", "stages/")):
                 continue
-            tracked = subprocess.run(["git", "ls-files", dep["path"]], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-            assert dep["nfiles"] == len(tracked), f"{stage}: dvc.lock hashes {dep['nfiles']} files under {dep['path']}; git tracks {len(tracked)}"
+            tracked = subprocess.run(
+                ["git", "ls-files", dep["path"]], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout.split()
+            assert dep["nfiles"] == len(tracked), (
+                f"{stage}: dvc.lock hashes {dep['nfiles']} files under {dep['path']}; git tracks {len(tracked)}"
+            )
 
 
 def test_params_yaml_sets_every_key():

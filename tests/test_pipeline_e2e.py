@@ -1,17 +1,14 @@
 """The whole DAG on a tiny configuration, and the re-run contract of a chunk.* change."""
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import copy_repo
 
 pytestmark = pytest.mark.slow
 
@@ -33,34 +30,9 @@ def _ran(output: str) -> set[str]:
     return {m.split("@")[0] for m in re.findall(r"Running stage '([^']+)'", output)}
 
 
-def _copy_repo(dest: Path) -> tuple[Path, dict]:
-    """What a clean clone holds (tracked and new files, no lock, metrics or tests), tiny params."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for rel in listed:
-        src = ROOT / rel
-        if rel == "dvc.lock" or rel.startswith(("metrics/", "plots/", "tests/")) or not src.is_file():
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel)
-    params = yaml.safe_load((dest / "params.yaml").read_text())
-    for section, values in TINY.items():
-        params[section].update(values)
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": str(dest),
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
-    }
-    _sh(["git", "init", "-q"], dest, env)
-    return dest, env
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> tuple[Path, dict]:
-    return _copy_repo(tmp_path_factory.mktemp("e2e") / "repo")
+    return copy_repo(tmp_path_factory.mktemp("e2e") / "repo", TINY)
 
 
 def test_repro_runs_every_stage_and_writes_metrics(repo):
@@ -87,7 +59,7 @@ def test_a_second_clean_run_writes_identical_outputs(repo, tmp_path):
     # every stage, training and generation included, byte for byte. Another hash seed
     # catches anything that depends on set or dict order.
     first, _ = repo
-    second, env = _copy_repo(tmp_path / "repo")
+    second, env = copy_repo(tmp_path / "repo", TINY)
     _sh(["dvc", "repro"], second, {**env, "PYTHONHASHSEED": "12345"})
     a, b = _outs(first / "dvc.lock"), _outs(second / "dvc.lock")
     assert a.keys() == b.keys() and len(a) >= len(ALL_STAGES)
