@@ -19,6 +19,7 @@ corpus.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator, TypeVar
@@ -68,11 +69,16 @@ def chunked(items: Iterable[P], size: int | None) -> Iterator[list[P]]:
 
 def _pin_torch_threads(n: int) -> None:
     # Dask's nanny starts workers with OMP_NUM_THREADS=1; torch's thread count decides the
-    # reduction order of its matrix products, so it is set explicitly to the worker's threads.
-    def pin() -> bool:
-        import torch
+    # reduction order of its matrix products, so a worker runs torch on exactly its own
+    # threads. Before torch is imported, the environment says it (importing torch only for
+    # this would cost a chunking worker ~200 MB); once it is, torch is told directly.
+    if "torch" not in sys.modules:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(n)
+        return
 
-        torch.set_num_threads(n)
+    def pin() -> bool:
+        sys.modules["torch"].set_num_threads(n)
         return True
 
     resource(("torch_threads", n), pin)

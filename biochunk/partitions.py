@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from biochunk import chunking
 from biochunk.chunking.base import Document
-from biochunk.compute import Engine, resource
+from biochunk.compute import Engine, chunked, resource
 from biochunk.embedding import Encoder
 from biochunk.io import CHUNKS, arrow_table
 
@@ -62,3 +62,29 @@ def encode_all(engine: Engine, ep: Any, parts: Iterable[Sequence[str]], total: i
     if not vecs:  # no rows at all: an empty partition still gives the encoder's width
         vecs = [next(iter(engine.map(partial(encode_partition, ep, False), [[]], total=1)))]
     return np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
+
+
+class EngineEncoder:
+    """An ``Encoder`` whose ``encode`` runs on a ``compute.Engine``, ``rows`` texts per partition.
+
+    For stages that embed from inside their own logic (semantic chunkers, dense retrieval,
+    question embedding): wrapped in ``MemoEncoder`` / ``CachedEncoder`` as the plain encoder is.
+    With the local engine and no partitions it *is* the plain encoder's call, so the default run
+    computes what it did before; every other attribute (``model_name`` for a token counter,
+    ``dim``, ``model``) is the local encoder's, which loads no weights until one is asked for.
+    """
+
+    def __init__(self, engine: Engine, ep: Any, rows: int | None) -> None:
+        self.engine = engine
+        self.ep = ep
+        self.rows = rows
+        self.local = _encoder(ep)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local, name)
+
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        if self.engine.client is None and self.rows is None:
+            return self.local.encode(texts, progress=progress)
+        parts = list(chunked(texts, self.rows))
+        return encode_all(self.engine, self.ep, parts, total=len(parts), desc="embed")

@@ -1,4 +1,4 @@
-"""compute.engine: the same chunk tables and vectors in this process and on Dask (1, 2, 4 workers).
+"""compute.engine: the same chunk tables and vectors in this process and on Dask (4, 2, 1 workers).
 
 Engines run the same task on the same partitions, so results agree by construction; these
 tests hold the construction to it on the embedded data: byte-identical chunk tables, vectors
@@ -223,3 +223,25 @@ def test_chunked_always_yields_the_whole_input_once_when_unpartitioned():
     assert list(chunked(range(5), None)) == [[0, 1, 2, 3, 4]]
     assert list(chunked(range(5), 2)) == [[0, 1], [2, 3], [4]]
     assert list(chunked([], 2)) == []
+
+
+def test_engine_encoder_serves_the_stages_that_embed_from_inside(local_results, cluster):
+    # chunk_docs, qa_context and retrieve hand an EngineEncoder to chunkers and retrievers
+    # (wrapped in MemoEncoder / CachedEncoder): unpartitioned and local it is the plain
+    # encoder's own call; on Dask, the same partitions give what local gives.
+    from biochunk.embedding import Encoder, MemoEncoder
+    from biochunk.partitions import EngineEncoder
+
+    _, ep = _sections("fixed")
+    texts = local_results["texts"][:300]
+    plain = Encoder(ep.model, ep.batch_size, ep.device).encode(texts)
+    with Engine(_xp(rows=None)) as engine:
+        assert np.array_equal(EngineEncoder(engine, ep, None).encode(texts), plain)
+    with Engine(_xp(rows=PARTITION)) as engine:
+        local = MemoEncoder(EngineEncoder(engine, ep, PARTITION)).encode(texts)
+    with Engine(_xp("dask", address=cluster.scheduler_address), dashboard=False) as engine:
+        enc = MemoEncoder(EngineEncoder(engine, ep, PARTITION))
+        assert enc.model_name == ep.model  # attributes are the local encoder's, no weights shipped
+        remote = enc.encode(texts)
+    assert np.abs(remote - local).max() <= 1e-6
+    assert np.abs(local - plain).max() <= 1e-6
