@@ -34,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from biochunk import params  # noqa: E402
-from biochunk.io import TRIPLES, read_table, write_table  # noqa: E402
+from biochunk import params
+from biochunk.io import TRIPLES, read_table, write_table
 
 SENTENCES_PER_DOC = 8
 PARTITION_DOCS = 4096  # chunk: documents per partition in the streamed rows
@@ -130,7 +130,10 @@ def bench_chunk(doc_counts: list[int], tmp: Path) -> list[dict]:
                 ref = table
             assert table.drop(columns=["labels"]).equals(ref.drop(columns=["labels"])), f"{label}: chunks differ from today's"
             rows.append({"stage": "chunk", "documents": n, "run": label, **res})
-            print(f"  chunk {n:>7} docs  {label:<30} {res['wall_s']:7.1f} s  stage {res['stage_rss_mb']:6.0f} MB  workers {res['worker_rss_mb']:6.0f} MB", file=sys.stderr)
+            print(
+                f"  chunk {n:>7} docs  {label:<30} {res['wall_s']:7.1f} s  stage {res['stage_rss_mb']:6.0f} MB  workers {res['worker_rss_mb']:6.0f} MB",
+                file=sys.stderr,
+            )
     return rows
 
 
@@ -144,7 +147,9 @@ def bench_embed(n_chunks: int, tmp: Path) -> list[dict]:
     rows = []
     ref = None
     for label, engine, workers in (("local", "local", 1), ("dask, 1 worker", "dask", 1), ("dask, 2 workers", "dask", 2)):
-        xp = params.section("compute", data={"compute": {"engine": engine, "workers": workers, "partition_rows": PARTITION_CHUNKS}})
+        xp = params.section(
+            "compute", data={"compute": {"engine": engine, "workers": workers, "partition_rows": PARTITION_CHUNKS}}
+        )
         with Engine(xp, dashboard=False) as engine_:
             # Warm-up: one partition per worker, so every worker has its model before the clock starts.
             encode_all(engine_, ep, [warm] * workers)
@@ -153,8 +158,20 @@ def bench_embed(n_chunks: int, tmp: Path) -> list[dict]:
             wall = time.perf_counter() - t0
         ref = vecs if ref is None else ref
         diff = float(np.abs(vecs - ref).max())
-        rows.append({"stage": "embed", "chunks": len(texts), "run": label, "wall_s": wall, "chunks_per_s": len(texts) / wall, "max_abs_diff_vs_local": diff})
-        print(f"  embed {len(texts)} chunks  {label:<16} {wall:6.1f} s  {len(texts) / wall:6.1f} chunks/s  max |diff| {diff:.1e}", file=sys.stderr)
+        rows.append(
+            {
+                "stage": "embed",
+                "chunks": len(texts),
+                "run": label,
+                "wall_s": wall,
+                "chunks_per_s": len(texts) / wall,
+                "max_abs_diff_vs_local": diff,
+            }
+        )
+        print(
+            f"  embed {len(texts)} chunks  {label:<16} {wall:6.1f} s  {len(texts) / wall:6.1f} chunks/s  max |diff| {diff:.1e}",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -167,7 +184,9 @@ def plot(rows: list[dict], path: Path) -> None:
     chunk = [r for r in rows if r["stage"] == "chunk"]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     for label, *_ in CHUNK_RUNS:
-        pts = sorted((r["documents"], r["wall_s"], max(r["stage_rss_mb"], r["worker_rss_mb"])) for r in chunk if r["run"] == label)
+        pts = sorted(
+            (r["documents"], r["wall_s"], max(r["stage_rss_mb"], r["worker_rss_mb"])) for r in chunk if r["run"] == label
+        )
         a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         b.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=label)
     for ax, y in ((a, "wall time (s)"), (b, "peak RSS of the largest process (MB)")):
@@ -193,21 +212,31 @@ def main() -> None:
         rows = bench_chunk(args.docs, tmp)
         if args.embed_chunks:
             rows += bench_embed(args.embed_chunks, tmp)
-    args.out.with_suffix(".json").write_text(json.dumps({"cpu_count": os.cpu_count(), "machine": platform.machine(), "rows": rows}, indent=2) + "\n")
+    args.out.with_suffix(".json").write_text(
+        json.dumps({"cpu_count": os.cpu_count(), "machine": platform.machine(), "rows": rows}, indent=2) + "\n"
+    )
     plot(rows, args.out.with_suffix(".png"))
-    print(f"Chunk stage, recursive (1,000 characters), synthetic ~1.2 kB documents, {os.cpu_count()} CPU cores; streamed runs: {PARTITION_DOCS} documents per partition.\n")
+    print(
+        f"Chunk stage, recursive (1,000 characters), synthetic ~1.2 kB documents, {os.cpu_count()} CPU cores; streamed runs: {PARTITION_DOCS} documents per partition.\n"
+    )
     print("| documents | run | chunks | wall (s) | peak RSS stage (MB) | peak RSS largest worker (MB) |")
     print("|---:|---|---:|---:|---:|---:|")
     for r in rows:
         if r["stage"] == "chunk":
             worker = f"{r['worker_rss_mb']:.0f}" if r["run"].startswith("dask") else "–"
-            print(f"| {r['documents']:,} | {r['run']} | {r['chunks']:,} | {r['wall_s']:.1f} | {r['stage_rss_mb']:.0f} | {worker} |")
-    print(f"\nEmbedding all-MiniLM-L6-v2 (CPU, float32), {PARTITION_CHUNKS} chunks per partition, after each worker's model load.\n")
+            print(
+                f"| {r['documents']:,} | {r['run']} | {r['chunks']:,} | {r['wall_s']:.1f} | {r['stage_rss_mb']:.0f} | {worker} |"
+            )
+    print(
+        f"\nEmbedding all-MiniLM-L6-v2 (CPU, float32), {PARTITION_CHUNKS} chunks per partition, after each worker's model load.\n"
+    )
     print("| chunks | run | wall (s) | chunks/s | max abs diff vs local |")
     print("|---:|---|---:|---:|---:|")
     for r in rows:
         if r["stage"] == "embed":
-            print(f"| {r['chunks']:,} | {r['run']} | {r['wall_s']:.1f} | {r['chunks_per_s']:.1f} | {r['max_abs_diff_vs_local']:.1e} |")
+            print(
+                f"| {r['chunks']:,} | {r['run']} | {r['wall_s']:.1f} | {r['chunks_per_s']:.1f} | {r['max_abs_diff_vs_local']:.1e} |"
+            )
 
 
 if __name__ == "__main__":

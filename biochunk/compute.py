@@ -22,7 +22,8 @@ import logging
 import os
 import sys
 from collections import deque
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from biochunk.errors import UserError
 
@@ -98,7 +99,7 @@ class Engine:
         self.client = None
         self.cluster = None
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         if self.params.engine == "dask":
             self._start_dask()
         return self
@@ -120,7 +121,8 @@ class Engine:
             try:
                 self.client = Client(p.address, timeout=f"{CONNECT_TIMEOUT_S}s")
             except (OSError, TimeoutError) as e:
-                raise UserError(f"compute.address: no Dask scheduler answers at {p.address} within {CONNECT_TIMEOUT_S} s ({e})".replace("\n", " ")) from None
+                reason = str(e).replace("\n", " ")  # the message stays one line
+                raise UserError(f"compute.address: no Dask scheduler answers at {p.address} within {CONNECT_TIMEOUT_S} s ({reason})") from None
         else:
             # Bound to the loopback: a LocalCluster is this machine's business only. Port 0 lets
             # the OS pick a free dashboard port, so two stages never fight over 8787.

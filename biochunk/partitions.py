@@ -8,8 +8,9 @@ the rows one pass over the whole corpus would write for the same documents, in t
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,7 +56,9 @@ def chunk_stream(
     return engine.map(partial(chunk_partition, cp, ep, dataset), parts, total=total, desc=f"chunk {cp.method}")
 
 
-def encode_all(engine: Engine, ep: Any, parts: Iterable[Sequence[str]], total: int | None = None, desc: str = "embed") -> np.ndarray:
+def encode_all(
+    engine: Engine, ep: Any, parts: Iterable[Sequence[str]], total: int | None = None, desc: str = "embed"
+) -> np.ndarray:
     """Embeddings of every partition of texts, stacked in order (one partition: a progress bar per batch)."""
     single = total == 1
     vecs = list(engine.map(partial(encode_partition, ep, single), parts, total=total, desc=desc))

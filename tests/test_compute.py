@@ -46,7 +46,9 @@ def embedded(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("embedded")
     for r in (
         _stage("download", "--dataset", "embedded", "--out", "raw", "--params", str(ROOT / "params.yaml"), cwd=d),
-        _stage("convert", "--dataset", "embedded", "--raw", "raw", "--out", "interim", "--params", str(ROOT / "params.yaml"), cwd=d),
+        _stage(
+            "convert", "--dataset", "embedded", "--raw", "raw", "--out", "interim", "--params", str(ROOT / "params.yaml"), cwd=d
+        ),
     ):
         assert r.returncode == 0, r.stderr
     return d
@@ -131,7 +133,9 @@ def test_partitions_keep_todays_rows_and_order(docs, local_results, tmp_path):
     from biochunk import chunking
 
     cp, _ = _sections("fixed")
-    before = pd.DataFrame([c.row() for c in chunk_corpus(docs, chunking.build(cp, None, dataset="embedded"))], columns=CHUNKS.names)
+    before = pd.DataFrame(
+        [c.row() for c in chunk_corpus(docs, chunking.build(cp, None, dataset="embedded"))], columns=CHUNKS.names
+    )
     write_table(before, tmp_path / "before.parquet", CHUNKS)
     with Engine(_xp(rows=None)) as engine:
         # Unpartitioned (the default): the very bytes of before.
@@ -151,15 +155,32 @@ def test_chunk_and_embed_stages_on_dask_write_what_local_writes(embedded, docs, 
     base = (ROOT / "params.yaml").read_text().replace("  partition_rows: null ", f"  partition_rows: {PARTITION} ")
     (tmp_path / "local.yaml").write_text(base)
     (tmp_path / "dask.yaml").write_text(base.replace("  engine: local ", "  engine: dask "))
-    (tmp_path / "address.yaml").write_text(base.replace("  engine: local ", "  engine: dask ").replace("  address: null ", f"  address: {cluster.scheduler_address} "))
+    (tmp_path / "address.yaml").write_text(
+        base.replace("  engine: local ", "  engine: dask ").replace(
+            "  address: null ", f"  address: {cluster.scheduler_address} "
+        )
+    )
     train = str(embedded / "interim" / "train.parquet")
     for name in ("local", "dask"):
-        r = _stage("chunk", "--dataset", "embedded", "--train", train, "--out", str(tmp_path / name), "--params", str(tmp_path / f"{name}.yaml"), cwd=ROOT)
+        r = _stage(
+            "chunk",
+            "--dataset",
+            "embedded",
+            "--train",
+            train,
+            "--out",
+            str(tmp_path / name),
+            "--params",
+            str(tmp_path / f"{name}.yaml"),
+            cwd=ROOT,
+        )
         assert r.returncode == 0, r.stderr
     assert "dask: 2 workers" in r.stderr and "chunk fixed" in r.stderr  # the engine line and the progress bar
     chunks = (tmp_path / "dask" / "chunks.parquet").read_bytes()
     assert chunks == (tmp_path / "local" / "chunks.parquet").read_bytes() == local_results["fixed"]
-    assert json.loads((tmp_path / "dask" / "report.json").read_text()) == json.loads((tmp_path / "local" / "report.json").read_text())
+    assert json.loads((tmp_path / "dask" / "report.json").read_text()) == json.loads(
+        (tmp_path / "local" / "report.json").read_text()
+    )
     r = _stage(
         "embed", "--chunks", str(tmp_path / "dask" / "chunks.parquet"), "--data", str(embedded / "interim"),
         "--config", str(ROOT / "configs" / "embedded.yaml"), "--out", str(tmp_path / "embed"), "--params", str(tmp_path / "address.yaml"), cwd=ROOT,
@@ -169,7 +190,11 @@ def test_chunk_and_embed_stages_on_dask_write_what_local_writes(embedded, docs, 
     sentences = inputs(read_triples(embedded / "interim"))
     rels = relation_definitions(ROOT / "configs" / "embedded.yaml")
     with Engine(_xp()) as engine:
-        want = [local_results["vectors"], _vectors(engine, sentences["sentence"].tolist(), PARTITION), _vectors(engine, [f"{k}: {v}" for k, v in rels.items()], None)]
+        want = [
+            local_results["vectors"],
+            _vectors(engine, sentences["sentence"].tolist(), PARTITION),
+            _vectors(engine, [f"{k}: {v}" for k, v in rels.items()], None),
+        ]
     ids = pq.read_table(tmp_path / "dask" / "chunks.parquet")["chunk_id"].to_pylist() + sentences["id"].tolist() + list(rels)
     assert got["id"].tolist() == ids
     assert np.abs(np.stack(got["vector"]) - np.concatenate(want)).max() <= 1e-6
