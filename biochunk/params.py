@@ -449,7 +449,8 @@ SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://[^\s/]+:[0-9]{1,5}")
 
 @dataclass(frozen=True)
 class ComputeParams:
-    """How the per-document / per-chunk work of chunk and embed is executed (biochunk.compute).
+    """Where chunk and embed run their per-document / per-chunk work, and chunk_docs, qa_context
+    and retrieve their embedding (biochunk.compute, docs/scale.md).
 
     ``engine``, ``address``, ``workers`` and ``threads_per_worker`` say *where* the work runs and
     cannot change what it computes (the same partitions run the same code); ``partition_rows``
