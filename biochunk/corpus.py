@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import pandas as pd
 import yaml
@@ -23,6 +24,41 @@ def memory_documents(train: pd.DataFrame) -> list[Document]:
     for sid, g in train.groupby("id", sort=False):
         docs.append(Document(str(sid), str(g["sentence"].iloc[0]), tuple(sorted(set(g["relation"])))))
     return docs
+
+
+
+def stream_memory_documents(path: str | Path, rows: int) -> tuple[int, Iterable[Document]] | None:
+    """``memory_documents`` of a TRIPLES file, read ``rows`` rows at a time: (count, documents).
+
+    A document is complete once its id's rows end, so the stream needs each id's rows to be
+    adjacent (the converters write them so); a first pass over the id column alone checks
+    that. None when they are not: the caller reads the table whole.
+    """
+    from biochunk.io import TRIPLES, iter_table
+
+    runs, ids, last = 0, set(), None
+    for frame in iter_table(path, rows, ["id"], TRIPLES):
+        for sid in frame["id"]:
+            if sid != last:
+                runs, last = runs + 1, sid
+                ids.add(sid)
+    if runs != len(ids):
+        return None
+
+    def documents() -> Iterator[Document]:
+        current: list = []  # [id, sentence, relations] of the document being read
+        for frame in iter_table(path, rows, ["id", "sentence", "relation"], TRIPLES):
+            for sid, sentence, relation in zip(frame["id"], frame["sentence"], frame["relation"]):
+                if current and sid != current[0]:
+                    yield Document(str(current[0]), str(current[1]), tuple(sorted(current[2])))
+                    current = []
+                if not current:
+                    current = [sid, sentence, set()]
+                current[2].add(relation)
+        if current:
+            yield Document(str(current[0]), str(current[1]), tuple(sorted(current[2])))
+
+    return len(ids), documents()
 
 
 def inputs(df: pd.DataFrame) -> pd.DataFrame:

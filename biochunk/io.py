@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -132,6 +132,77 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schem
     table = pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
+
+
+@contextmanager
+def table_writer(path: str | os.PathLike[str], schema: pa.Schema) -> Iterator[Callable[[pa.Table], None]]:
+    """Write Parquet one row group per call, atomically: ``with table_writer(p, S) as write: write(t)``.
+
+    For outputs streamed partition by partition: memory holds one partition, not the file.
+    Each table passed in becomes its own row group(s), so the file's bytes follow the
+    partitions; a single table gives exactly the bytes ``write_table`` would. With nothing
+    written, the file still holds the (empty) schema.
+    """
+    with atomic_path(path) as tmp:
+        writer: pq.ParquetWriter | None = None
+
+        def write(table: pa.Table) -> None:
+            nonlocal writer
+            if table.schema.names != schema.names:
+                raise ValueError(f"{path}: table columns {table.schema.names} differ from the schema's {schema.names}")
+            if writer is None:
+                # The first table's schema (its pandas metadata included) is the file's, as in write_table.
+                writer = pq.ParquetWriter(tmp, table.schema)
+            writer.write_table(table)
+
+        try:
+            yield write
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, schema)
+        finally:
+            if writer is not None:
+                writer.close()
+
+
+def arrow_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """``df`` as an Arrow table with exactly ``schema`` (what ``write_table`` writes)."""
+    missing = [name for name in schema.names if name not in df.columns]
+    if missing:
+        raise ValueError(f"dataframe lacks columns {missing} of the schema")
+    return pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
+
+
+def iter_table(
+    path: str | os.PathLike[str], rows: int | None, columns: list[str] | None = None, schema: pa.Schema | None = None
+) -> Iterator[pd.DataFrame]:
+    """A Parquet file in frames of ``rows`` rows, read batch by batch (None: the whole file at once)."""
+    if rows is None:
+        df = read_table(path, schema)
+        yield df[columns] if columns is not None else df
+        return
+    pf = _parquet_file(path, schema)
+    for batch in pf.iter_batches(batch_size=rows, columns=columns):
+        yield batch.to_pandas()
+
+
+def count_rows(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> int:
+    """Rows of a Parquet file, from its footer (nothing else is read)."""
+    return _parquet_file(path, schema).metadata.num_rows
+
+
+def _parquet_file(path: str | os.PathLike[str], schema: pa.Schema | None) -> pq.ParquetFile:
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"input file not found: {p} (run the stage that produces it, e.g. `dvc repro`)")
+    try:
+        pf = pq.ParquetFile(p)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise UserError(f"{p}: not a readable Parquet file ({str(e).splitlines()[0]}); re-run the stage that produces it") from None
+    if schema is not None:
+        missing = [n for n in schema.names if n not in pf.schema_arrow.names]
+        if missing:
+            raise UserError(f"{p}: columns {missing} are missing; the file predates this schema, re-run its stage")
+    return pf
 
 
 def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) -> pd.DataFrame:

@@ -443,6 +443,39 @@ class ClassifyParams:
         _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 256)
 
 
+# Where a Dask scheduler may be reached (distributed's own schemes for TCP and TLS).
+SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://[^\s/]+:[0-9]{1,5}")
+
+
+@dataclass(frozen=True)
+class ComputeParams:
+    """Where chunk and embed run their per-document / per-chunk work, and chunk_docs, qa_context
+    and retrieve their embedding (biochunk.compute, docs/scale.md).
+
+    ``engine``, ``address``, ``workers`` and ``threads_per_worker`` say *where* the work runs and
+    cannot change what it computes (the same partitions run the same code); ``partition_rows``
+    decides the partitions (and the output's Parquet row groups), so it is an input of the result.
+    """
+
+    engine: str = "local"  # local: in this process | dask: partitions on a Dask cluster
+    address: str | None = None  # dask: an existing scheduler (tcp://host:8786); null starts a LocalCluster
+    workers: int = 2  # dask, no address: LocalCluster worker processes (each loads the model once)
+    threads_per_worker: int = 1  # dask: threads of each worker (and its torch thread count)
+    partition_rows: int | None = None  # rows (documents / chunks) per partition; null: the whole input as one
+
+    def validate(self, s: str) -> None:
+        _one_of(f"{s}.engine", self.engine, ["local", "dask"])
+        if self.address is not None and not SCHEDULER_ADDRESS.fullmatch(self.address):
+            raise UserError(f"{s}.address must be a scheduler address like tcp://10.0.0.5:8786 (or null), got {self.address!r}")
+        if self.address is not None and self.engine != "dask":
+            raise UserError(f"{s}.address is set but {s}.engine is {self.engine!r}; set {s}.engine: dask to use the scheduler")
+        _between(f"{s}.workers", self.workers, 1, 4096)
+        _between(f"{s}.threads_per_worker", self.threads_per_worker, 1, 1024)
+        _between(f"{s}.partition_rows", self.partition_rows, 1, None)
+        if self.engine == "dask" and self.partition_rows is None:
+            raise UserError(f"{s}.partition_rows must be set (e.g. 4096) when {s}.engine is dask: one partition runs on one worker")
+
+
 SECTIONS: dict[str, type] = {
     "data": DataParams,
     "download": DownloadParams,
@@ -459,6 +492,7 @@ SECTIONS: dict[str, type] = {
     "qa": QAParams,
     "evaluate_qa": EvaluateQAParams,
     "classify": ClassifyParams,
+    "compute": ComputeParams,
 }
 
 

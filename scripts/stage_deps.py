@@ -200,8 +200,29 @@ def covered(path: Path, deps: list[str]) -> bool:
     return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in deps)
 
 
+# Params that say where work runs, never what it computes: the same partitions run the same
+# code on every engine (biochunk/compute.py), so switching to a Dask cluster must not re-run
+# (and invalidate) every stage that has already run. They are left out of what a stage reads,
+# so dvc.yaml does not declare them; compute.partition_rows does decide the partitions (the
+# row groups written, the encoder's batches), so it stays a param of the stages that read it.
+# The equality of engines is what tests/test_compute.py checks.
+EXECUTION_ONLY = {"compute": {"engine", "address", "workers", "threads_per_worker"}}
+
+
 def section_reads(script: Path) -> dict[str, set[str] | None]:
-    """section -> the fields the script reads (None: the whole section)."""
+    """section -> the fields the script reads (None: the whole section), execution-only
+    fields (``EXECUTION_ONLY``) left out."""
+    reads = _section_reads(script)
+    for sec, skip in EXECUTION_ONLY.items():
+        if sec in reads:
+            fields = reads[sec] if reads[sec] is not None else {f.name for f in dataclasses.fields(P.SECTIONS[sec])}
+            reads[sec] = fields - skip
+            if not reads[sec]:
+                del reads[sec]
+    return reads
+
+
+def _section_reads(script: Path) -> dict[str, set[str] | None]:
     tree = ast.parse(script.read_text())
     var_section: dict[str, str] = {}
     for node in ast.walk(tree):

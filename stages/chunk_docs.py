@@ -18,9 +18,11 @@ import pandas as pd
 from biochunk import cli, models, params
 from biochunk.chunking import get, models_used
 from biochunk.chunking.sizing import make_counter
-from biochunk.embedding import Encoder, MemoEncoder
+from biochunk.compute import Engine
+from biochunk.embedding import MemoEncoder
 from biochunk.evaluation import chunking as evaluation
 from biochunk.io import ANSWERS, CHUNKS, DOCUMENTS, atomic_path, read_table, write_json, write_table
+from biochunk.partitions import EngineEncoder
 
 log = logging.getLogger("chunk_docs")
 
@@ -37,16 +39,19 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     dp = params.section("chunk_docs", args.params)
     ep = params.section("embed", args.params)
+    xp = params.section("compute", args.params)
     models.require([(ep.model, "embed.model"), *(u for m in dp.methods for u in models_used(cp, ep.model, m))])
     docs = evaluation.documents(read_table(args.data / "documents.parquet", DOCUMENTS), dp.max_documents)
     has_answers = (args.data / "answers.parquet").exists()
     answers = read_table(args.data / "answers.parquet", ANSWERS) if has_answers else None
 
     # Building an Encoder loads no weights; the model is loaded before any method's clock starts.
-    encoder = MemoEncoder(Encoder(ep.model, ep.batch_size, ep.device))
-    load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
-    log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
-    runs = evaluation.run_methods(docs, cp, dp.methods, encoder)
+    # Embedding (the bulk of the time) runs on compute.engine; chunking stays in this process.
+    with Engine(xp) as engine:
+        encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
+        load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
+        log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
+        runs = evaluation.run_methods(docs, cp, dp.methods, encoder)
 
     span_counter_of = make_counter("embedder", encoder).for_document  # one scale for every method
     metrics = {r.method: evaluation.method_metrics(r, docs, span_counter_of, answers) for r in runs}

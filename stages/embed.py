@@ -1,13 +1,20 @@
-"""Stage embed: normalised embeddings of chunks, inputs and relation definitions + a FAISS index."""
+"""Stage embed: normalised embeddings of chunks, inputs and relation definitions + a FAISS index.
+
+Chunk texts are read partition by partition and embedded on ``compute.engine`` (this process
+or a Dask cluster whose workers each load the encoder once); inputs and relation definitions
+go the same way, so under Dask this process never loads the model.
+"""
 
 import argparse
 import logging
+import math
 from pathlib import Path
 
 from biochunk import cli, models, params, vectors
+from biochunk.compute import Engine, chunked
 from biochunk.corpus import inputs, read_triples, relation_definitions
-from biochunk.embedding import Encoder
-from biochunk.io import CHUNKS, atomic_path, read_table
+from biochunk.io import CHUNKS, atomic_path, count_rows, iter_table
+from biochunk.partitions import encode_all
 from biochunk.retrieval.dense import build_index, save_index
 
 log = logging.getLogger("embed")
@@ -22,23 +29,36 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("embed", args.params)
+    xp = params.section("compute", args.params)
     models.require([(p.model, "embed.model")])
-    chunks = read_table(args.chunks, CHUNKS)
+    rows = xp.partition_rows
+    n_chunks = count_rows(args.chunks, CHUNKS)
     sents = inputs(read_triples(args.data))
     rels = relation_definitions(args.config)
-    enc = Encoder(p.model, p.batch_size, p.device)
-    log.info("embedding %d chunks, %d inputs, %d relation definitions", len(chunks), len(sents), len(rels))
-    cv = enc.encode(vectors.embedding_texts(chunks), progress=True)
-    iv = enc.encode(sents["sentence"].tolist(), progress=True)
-    rv = enc.encode([f"{name}: {text}" for name, text in rels.items()])
+    ids: list[str] = []
+
+    def chunk_texts():
+        # Only the columns the embedding text is made of; ids are kept for the vectors table.
+        for frame in iter_table(args.chunks, rows, ["chunk_id", "text", "metadata"], CHUNKS):
+            ids.extend(frame["chunk_id"].tolist())
+            yield from vectors.embedding_texts(frame)
+
+    def parts(n: int) -> int:
+        return 1 if rows is None else max(1, math.ceil(n / rows))
+
+    with Engine(xp) as engine:
+        log.info("embedding %d chunks, %d inputs, %d relation definitions (%s engine)", n_chunks, len(sents), len(rels), xp.engine)
+        cv = encode_all(engine, p, chunked(chunk_texts(), rows), parts(n_chunks), desc="embed chunks")
+        iv = encode_all(engine, p, chunked(sents["sentence"].tolist(), rows), parts(len(sents)), desc="embed inputs")
+        rv = encode_all(engine, p, [[f"{name}: {text}" for name, text in rels.items()]], 1, desc="embed relations")
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)
         frames = [
-            vectors.frame(chunks["chunk_id"].tolist(), "chunk", cv),
+            vectors.frame(ids, "chunk", cv),
             vectors.frame(sents["id"].tolist(), "input", iv),
             vectors.frame(list(rels), "relation", rv),
         ]
-        vectors.write(frames, enc.dim, tmp / "vectors.parquet")
+        vectors.write(frames, cv.shape[1], tmp / "vectors.parquet")
         save_index(build_index(cv), tmp / "chunks.faiss")
 
 

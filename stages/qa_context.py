@@ -13,10 +13,11 @@ from pathlib import Path
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
 from biochunk.datasets import qa as qa_data
-from biochunk.embedding import Encoder
+from biochunk.compute import Engine
 from biochunk.evaluation.chunking import warm_up
 from biochunk.generation import contexts
 from biochunk.io import CHUNKS, QA_CONTEXTS, QA_SAMPLE, atomic_path, write_json, write_table
+from biochunk.partitions import EngineEncoder
 
 log = logging.getLogger("qa_context")
 
@@ -31,6 +32,7 @@ def main() -> None:
     qp = params.section("qa", args.params)
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
+    xp = params.section("compute", args.params)
     models.require([(ep.model, "embed.model"), *(u for m in qp.methods for u in models_used(cp, ep.model, m))])
 
     data = qa_data.load(args.dataset, args.data, qp.seed)
@@ -45,13 +47,15 @@ def main() -> None:
         args.dataset, int((questions["role"] == "answer").sum()), int((questions["role"] == "example").sum()), source, len(corpus), qp.corpus,
     )  # fmt: skip
 
-    encoder = Encoder(ep.model, ep.batch_size, ep.device)
-    warm_up(encoder)
-    t0 = time.perf_counter()
-    chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder)
-    t1 = time.perf_counter()
-    found = contexts.dense_contexts(chunks, questions, encoder, qp.top_k)
-    t2 = time.perf_counter()
+    # Embedding (the chunkers' units, chunks, questions) runs on compute.engine; chunking here.
+    with Engine(xp) as engine:
+        encoder = EngineEncoder(engine, ep, xp.partition_rows)
+        warm_up(encoder)
+        t0 = time.perf_counter()
+        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder)
+        t1 = time.perf_counter()
+        found = contexts.dense_contexts(chunks, questions, encoder, qp.top_k)
+        t2 = time.perf_counter()
     answered = questions[questions["role"] == "answer"]
     hits = contexts.gold_hits(found, answered).groupby("method")[["gold_doc_hit@1", "gold_doc_hit@k"]].mean()
     report = {

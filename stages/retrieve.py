@@ -13,10 +13,11 @@ from pathlib import Path
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
 from biochunk.datasets.registry import load_registry
-from biochunk.embedding import Encoder
+from biochunk.compute import Engine
 from biochunk.evaluation.retrieval import evaluate
 from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
 from biochunk.retrieval import collection, experiment
+from biochunk.partitions import EngineEncoder
 from biochunk.retrieval.cache import CachedEncoder
 from biochunk.scoring import crossencoder
 
@@ -37,6 +38,7 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
+    xp = params.section("compute", args.params)
     methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != params.NO_CHUNKING]
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
@@ -44,10 +46,13 @@ def main() -> None:
     )
     task = load_registry()[args.dataset].task
     coll = collection.load(args.data, task, rp.qa_test_splits)
-    encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
     log.info("%s: %d documents, %d evaluation queries", args.dataset, len(coll.docs), len(coll.qrels))
-
-    res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder)
+    # The dense side (chunks, queries, the semantic chunkers' units) embeds on compute.engine.
+    # Reshaping's many small encodes run here afterwards, in the same partitions (results do
+    # not depend on the engine), without a round trip to the cluster for each question.
+    with Engine(xp) as engine:
+        encoder = CachedEncoder(EngineEncoder(engine, ep, xp.partition_rows), args.cache)
+        res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder)
     metrics = dict(res.metrics)
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
