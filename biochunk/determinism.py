@@ -36,11 +36,15 @@ def seed_all(seed: int) -> None:
 SET_VALUED = frozenset({"target_modules", "modules_to_save", "exclude_modules", "trainable_token_indices"})
 
 
-def save_peft(model: torch.nn.Module, out: Path) -> None:
-    """``save_pretrained`` of a PEFT model, with its config written in a stable order.
+def save_peft(model: torch.nn.Module, out: Path, base: str) -> None:
+    """``save_pretrained`` of a PEFT model, written the same on every machine.
 
-    PEFT keeps ``target_modules`` as a set and writes it in hash order, so two identical
-    runs would write different ``adapter_config.json`` files (and different lock hashes).
+    PEFT keeps ``target_modules`` as a set and writes it in hash order, and records the base
+    model as the absolute path it was loaded from (a virtual environment's site-packages),
+    in the config and in a generated model card. Either would make two identical runs in two
+    clones write different files, and different lock hashes. So the set is sorted, the base
+    model is recorded as the model param (``base``: an alias, hub id or path as the user
+    wrote it), and the card, a template with nothing of the run in it, is not kept.
     """
     model.save_pretrained(str(out))
     cfg = out / "adapter_config.json"
@@ -48,4 +52,6 @@ def save_peft(model: torch.nn.Module, out: Path) -> None:
     for key, value in data.items():
         if key in SET_VALUED and isinstance(value, list):
             data[key] = sorted(value)
+    data["base_model_name_or_path"] = base
     cfg.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").unlink(missing_ok=True)

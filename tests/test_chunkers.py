@@ -961,7 +961,7 @@ def test_chunk_params_header_and_generator() -> None:
     assert (p.header, p.generator) == ("generator", "my/model")
     with pytest.raises(UserError, match="chunk.header: unknown value 'title'; allowed: generator, none, phrase"):
         params.parse(ChunkParams, {"header": "title"}, "chunk")
-    with pytest.raises(UserError, match="chunk.generator must name a causal LM"):
+    with pytest.raises(UserError, match="chunk.generator must name a model"):
         params.parse(ChunkParams, {"generator": " "}, "chunk")
 
 

@@ -3,6 +3,7 @@
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,13 @@ def test_a_second_clean_run_writes_identical_outputs(repo, tmp_path):
     differ = sorted(k for k in a if a[k] != b[k])
     assert not differ, f"outputs differ between two clean runs: {differ}"
     assert (first / "metrics" / "embedded.json").read_bytes() == (second / "metrics" / "embedded.json").read_bytes()
+    # Nor may an output name the machine it ran on: a clone elsewhere (CI, a colleague) has its
+    # checkout and its virtual environment at other paths. (Both copies here share this venv.)
+    places = [str(first).encode(), sys.prefix.encode(), str(Path(sys.prefix).resolve()).encode()]
+    for f in (first / "data").rglob("*"):
+        if f.is_file():
+            body = f.read_bytes()
+            assert not any(p in body for p in places), f"{f.relative_to(first)} records a local path"
 
 
 def test_chunk_param_reruns_chunk_and_downstream_only(repo):

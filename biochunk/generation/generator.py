@@ -131,7 +131,7 @@ def generate(
 
 def save_adapter(lm: LoadedLM, out: Path) -> None:
     if hasattr(lm.model, "save_pretrained") and hasattr(lm.model, "peft_config"):
-        save_peft(lm.model, Path(out))
+        save_peft(lm.model, Path(out), lm.name)
     else:
         out.mkdir(parents=True, exist_ok=True)
         (out / "NO_ADAPTER").write_text("generate.train_steps was 0: the generator was prompted, not tuned\n")

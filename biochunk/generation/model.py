@@ -26,6 +26,7 @@ class LoadedLM:
     tokenizer: object
     device: str
     quantized: bool
+    name: str  # the model param as given (alias, hub id or path), recorded with saved adapters
 
 
 def load_causal_lm(name: str, param: str, quantize: str = "auto", device: str = "auto") -> LoadedLM:
@@ -82,4 +83,4 @@ def load_causal_lm(name: str, param: str, quantize: str = "auto", device: str = 
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     log.info("loaded %s on %s (%s)", name, device, "nf4" if nf4 else str(train_dtype(device)).removeprefix("torch."))
-    return LoadedLM(model, tok, device, nf4)
+    return LoadedLM(model, tok, device, nf4, name)

@@ -77,6 +77,7 @@ class ChunkScorer(torch.nn.Module):
         torch.nn.init.zeros_(self.head.weight)
         torch.nn.init.zeros_(self.head.bias)
         self.max_length = max_length
+        self.model_name = model
         self.device = pick_device(device)
         self.to(self.device)
 
@@ -96,7 +97,7 @@ class ChunkScorer(torch.nn.Module):
 
     def save(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        save_peft(self.encoder, out / "adapter")
+        save_peft(self.encoder, out / "adapter", self.model_name)
         # CPU tensors, so the head loads on a machine without the GPU it was trained on.
         torch.save({k: v.cpu() for k, v in self.head.state_dict().items()}, out / "head.pt")
 
