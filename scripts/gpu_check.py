@@ -433,7 +433,7 @@ def step_scorer(ctx: Context) -> list[Row]:
                 f"{b.scorer_steps / t.seconds:.2f} steps/s; loss {stats['first_loss']:.3f} -> {stats['last_loss']:.3f}",
             )
         )
-        ctx.checks["scorer_param_devices"] = param_devices(scorer)
+        ctx.checks["scorer_param_devices"] = param_devices(scorer.ce)
     rescore = cycle(data, max(1, b.rescore_pairs // b.candidates))
     pairs = sum(len(d.chunks) for d in rescore)
     score(scorer, rescore[:4], 8)  # warm up

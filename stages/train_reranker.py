@@ -51,7 +51,7 @@ def main() -> None:
     ce = crossencoder.load(p.model, max_length=p.max_length, seed=p.seed) if report["reranking"] else None
     if ce is not None and groups:
         t0 = time.perf_counter()
-        losses = crossencoder.train(ce, groups, p.steps, p.batch_size, p.lr, p.seed, head_lr=p.head_lr)
+        losses = crossencoder.train_reranker(ce, groups, p.steps, p.batch_size, p.lr, p.seed, head_lr=p.head_lr)
         tail = max(1, len(losses) // 10)
         report.update(
             trained=True, groups=len(groups), skipped_pairs=skipped, steps=p.steps, seconds=time.perf_counter() - t0,

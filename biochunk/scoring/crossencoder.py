@@ -1,10 +1,14 @@
-"""A cross-encoder reranker trained here from the offline MiniLM checkpoint.
+"""The project's one cross-encoder and its one training loop: the retrieval reranker and the
+BioMedRAG chunk scorer (``lora_scorer``) are both this model.
 
 No pretrained cross-encoder loads offline (see ../shared/docs/offline-models.md), so the
-default reranker is MiniLM with a fresh one-logit head, fine-tuned on (query, relevant
-passage) pairs against hard negatives: the passages BM25 ranks highest that are not
-judged relevant. The loss is listwise (softmax cross-entropy over one positive and its
-negatives), which teaches the order a reranker needs in few steps.
+default is MiniLM with a fresh one-logit head over the mean token state, fine-tuned here:
+- as the reranker, the whole encoder, on (query, relevant passage) against hard negatives
+  (the passages BM25 ranks highest that are not judged relevant);
+- as the chunk scorer, LoRA on the attention projections with a head that starts at zero,
+  its logit added to a prior (the dense cosine), so an untrained scorer keeps the dense order.
+Both learn listwise: softmax cross-entropy between a target distribution over a query's
+passages and the model's scores (``train``), which teaches an order in few steps.
 
 A hub reranker (e.g. ``cross-encoder/ms-marco-MiniLM-L-6-v2``) stays a param: any
 ``model`` other than the offline alias is loaded as a ready cross-encoder and used as is.
@@ -12,6 +16,7 @@ A hub reranker (e.g. ``cross-encoder/ms-marco-MiniLM-L-6-v2``) stays a param: an
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from dataclasses import dataclass
@@ -22,69 +27,199 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from biochunk.models import OFFLINE, loading, offline_mode, resolve
+from biochunk.determinism import save_peft, seed_all
+from biochunk.models import OFFLINE, loading, offline_mode, resolve, train_dtype
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Group:
-    """One training query: a relevant passage and its hard negatives."""
+    """One reranker training query: a relevant passage and its hard negatives."""
 
     query: str
     positive: str
     negatives: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Listwise:
+    """One training list: a query, its passages, the target distribution over them (sums to
+    1) and, optionally, a prior logit per passage that the model's logit is added to."""
+
+    query: str
+    passages: tuple[str, ...]
+    target: tuple[float, ...]
+    prior: tuple[float, ...] | None = None
+
+
 HEAD_FILE = "reranker_head.pt"
 
 
-class MeanPoolCrossEncoder(torch.nn.Module):
+class CrossEncoder(torch.nn.Module):
     """Query and passage read together by the encoder; the logit is a linear head over the mean token state.
 
     Mean pooling, not the [CLS] pooler of ``AutoModelForSequenceClassification``:
     all-MiniLM-L6-v2 was trained with mean pooling, and its [CLS] state barely varies
     between inputs, so a fresh head on it starts from near-constant features and a few
     hundred CPU steps do not move it (measured: the listwise loss stayed at ln 4).
+
+    ``lora_r``: LoRA adapters of that rank on the attention projections, the base frozen
+    (None: the whole encoder trains). ``zero_head``: the head starts at 0, so the model adds
+    nothing to a prior until trained. Weights stay fp32; on a CUDA device with bf16 the
+    forward pass runs under bf16 autocast.
     """
 
-    def __init__(self, path: str, max_length: int, head: torch.nn.Linear | None = None):
+    def __init__(
+        self,
+        path: str,
+        max_length: int,
+        head: torch.nn.Linear | None = None,
+        lora_r: int | None = None,
+        zero_head: bool = False,
+        seed: int | None = None,
+    ):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.encoder = AutoModel.from_pretrained(path)
-        self.head = head if head is not None else torch.nn.Linear(self.encoder.config.hidden_size, 1)
+        # fp32 whatever the checkpoint holds: transformers 5 keeps a saved fp16 dtype.
+        base = AutoModel.from_pretrained(path, dtype=torch.float32)
+        if seed is not None:
+            # LoRA's A matrices and a fresh head are drawn here, not in ``train``: seed first.
+            seed_all(seed)
+        self.lora = lora_r is not None
+        if lora_r is not None:
+            from peft import LoraConfig, get_peft_model
+
+            cfg = LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, target_modules=_attention_projections(base))
+            base = get_peft_model(base, cfg)
+        self.encoder = base
+        self.head = head if head is not None else torch.nn.Linear(base.config.hidden_size, 1)
+        if zero_head:
+            torch.nn.init.zeros_(self.head.weight)
+            torch.nn.init.zeros_(self.head.bias)
         self.max_seq_length = max_length
 
     @property
     def device(self) -> torch.device:
         return next(self.parameters()).device
 
-    def logits(self, firsts: Sequence[str], seconds: Sequence[str]) -> torch.Tensor:
-        enc = self.tokenizer(list(firsts), list(seconds), truncation="only_second", max_length=self.max_seq_length, padding=True, return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items()}
-        states = self.encoder(**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
-        pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return self.head(pooled).squeeze(-1)
+    def autocast(self):
+        """bf16 autocast on a CUDA device that has bf16; nothing elsewhere."""
+        dtype = train_dtype(self.device.type)
+        if dtype == torch.float32:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type="cuda", dtype=dtype)
 
-    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+    def logits(self, firsts: Sequence[str], seconds: Sequence[str]) -> torch.Tensor:
+        enc = self.tokenizer(list(firsts), list(seconds), truncation=True, max_length=self.max_seq_length, padding=True, return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        with self.autocast():
+            states = self.encoder(**enc).last_hidden_state
+        mask = enc["attention_mask"].unsqueeze(-1).to(torch.float32)
+        pooled = (states.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return self.head(pooled).squeeze(-1).float()
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         self.eval()
         # Longest first in batches of similar length: less padding, same scores.
         order = sorted(range(len(pairs)), key=lambda i: -len(pairs[i][0]) - len(pairs[i][1]))
         out = np.zeros(len(pairs), np.float32)
+        starts = range(0, len(order), batch_size)
         with torch.inference_mode():
-            for i in range(0, len(order), batch_size):
+            for i in tqdm(starts, desc="cross-encoder", unit="batch", disable=not progress):
                 idx = order[i : i + batch_size]
-                out[idx] = self.logits([pairs[j][0] for j in idx], [pairs[j][1] for j in idx]).float().cpu().numpy()
+                out[idx] = self.logits([pairs[j][0] for j in idx], [pairs[j][1] for j in idx]).cpu().numpy()
         return out
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, model_name: str | None = None) -> None:
+        """The whole encoder + ``HEAD_FILE`` (a reranker ``load`` reads back), or with LoRA the
+        adapter (``adapter/``, recorded against ``model_name``) + ``head.pt``."""
         path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        if self.lora:
+            save_peft(self.encoder, path / "adapter", model_name or "")
+            # CPU tensors, so the head loads on a machine without the GPU it was trained on.
+            torch.save({k: v.cpu() for k, v in self.head.state_dict().items()}, path / "head.pt")
+            return
         self.encoder.save_pretrained(str(path))
         self.tokenizer.save_pretrained(str(path))
         torch.save({"head": self.head.state_dict(), "max_length": self.max_seq_length}, path / HEAD_FILE)
+
+
+def _attention_projections(model: torch.nn.Module) -> list[str]:
+    # BERT names them query/value, Llama-style models q_proj/v_proj: pick what exists.
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    for pair in (["query", "value"], ["q_proj", "v_proj"], ["q_lin", "v_lin"]):
+        if set(pair) <= names:
+            return pair
+    raise ValueError("cannot find attention projections for LoRA in this model")
+
+
+def train(
+    model: CrossEncoder,
+    lists: Sequence[Listwise],
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int = 42,
+    warmup: float = 0.1,
+    head_lr: float | None = None,
+    desc: str = "cross-encoder training",
+) -> list[float]:
+    """Fine-tune ``model`` in place, listwise; the loss of every step.
+
+    Each step takes ``batch_size`` lists (every list once per epoch, in a seeded order); the
+    loss is the mean over them of the cross-entropy between the list's target distribution
+    and softmax(prior + logit). AdamW (weight decay 0.01) with linear warm-up and decay,
+    gradients clipped at norm 1. The head, fresh or zero, gets its own rate (``head_lr``):
+    at the encoder's small rate it barely moves in a few hundred steps (the loss stays at ln n).
+    """
+    if not lists:
+        raise ValueError("no training lists: nothing to learn an order from")
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    model.train()
+    head = list(model.head.parameters())
+    body = [p for p in model.encoder.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(
+        [{"params": body, "lr": lr}, {"params": head, "lr": head_lr if head_lr is not None else lr}], weight_decay=0.01
+    )
+    n_warm = max(1, int(warmup * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / n_warm, max(0.0, (steps - s) / max(1, steps - n_warm))))
+    order: list[int] = []
+    losses = []
+    for _ in tqdm(range(steps), desc=desc, unit="step", mininterval=10):
+        if len(order) < batch_size:
+            order += rng.sample(range(len(lists)), len(lists))
+        batch, order = [lists[i] for i in order[:batch_size]], order[batch_size:]
+        firsts = [b.query for b in batch for _ in b.passages]
+        seconds = [p for b in batch for p in b.passages]
+        logits = model.logits(firsts, seconds)
+        loss, i = torch.zeros((), device=model.device), 0
+        for b in batch:
+            n = len(b.passages)
+            seg = logits[i : i + n]
+            if b.prior is not None:
+                seg = seg + torch.tensor(b.prior, dtype=torch.float32, device=model.device)
+            target = torch.tensor(b.target, dtype=torch.float32, device=model.device)
+            loss = loss - (target * torch.log_softmax(seg, dim=0)).sum()
+            i += n
+        loss = loss / len(batch)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+    model.eval()
+    return losses
+
+
+def group_lists(groups: Sequence[Group]) -> list[Listwise]:
+    """Reranker groups as training lists: all the target mass on the positive."""
+    return [Listwise(g.query, (g.positive, *g.negatives), (1.0,) + (0.0,) * len(g.negatives)) for g in groups]
 
 
 def load(model: str, param: str = "train_reranker.model", max_length: int = 256, device: str = "cpu", seed: int = 42):
@@ -101,14 +236,14 @@ def load(model: str, param: str = "train_reranker.model", max_length: int = 256,
         if saved.exists():
             # weights_only: the head file is a plain state dict; never unpickle code from a model folder.
             state = torch.load(saved, map_location="cpu", weights_only=True)
-            ce = MeanPoolCrossEncoder(path, int(state["max_length"]))
+            ce = CrossEncoder(path, int(state["max_length"]))
             ce.head.load_state_dict(state["head"])
             return ce.to(device).eval()
         if is_base(model):
-            return MeanPoolCrossEncoder(path, max_length).to(device).eval()
-        from sentence_transformers import CrossEncoder
+            return CrossEncoder(path, max_length).to(device).eval()
+        from sentence_transformers import CrossEncoder as HubCrossEncoder
 
-        return CrossEncoder(path, max_length=max_length, device=device)
+        return HubCrossEncoder(path, max_length=max_length, device=device)
 
 
 REPORT_FILE = "report.json"
@@ -162,60 +297,13 @@ def groups_from_run(
     return groups, skipped
 
 
-def train(
-    ce,
-    groups: Sequence[Group],
-    steps: int,
-    batch_size: int,
-    lr: float,
-    seed: int = 42,
-    warmup: float = 0.1,
-    head_lr: float | None = None,
-) -> list[float]:
-    """Fine-tune ``ce`` (a CrossEncoder) in place; the loss of every step.
-
-    Each step takes ``batch_size`` groups; within a group the positive must outscore
-    its negatives (softmax cross-entropy with the positive as the target class).
-    """
+def train_reranker(ce, groups: Sequence[Group], steps: int, batch_size: int, lr: float, seed: int = 42, head_lr: float | None = None) -> list[float]:
+    """Fine-tune the offline base as a reranker (``train`` over ``group_lists``); the loss of every step."""
     if not groups:
         raise ValueError("no training groups: the reranker needs judged queries with negatives")
-    rng = random.Random(seed)
-    torch.manual_seed(seed)
-    if not isinstance(ce, MeanPoolCrossEncoder):
+    if not isinstance(ce, CrossEncoder):
         raise ValueError("only the offline base (train_reranker.model: minilm) is fine-tuned here; a hub reranker is used as is")
-    model = ce
-    model.train()
-    # The one-logit head starts from random weights; at the encoder's small learning rate it
-    # barely moves in a few hundred steps (the loss stays at ln(n)), so it gets its own.
-    head = list(model.head.parameters())
-    body = list(model.encoder.parameters())
-    opt = torch.optim.AdamW(
-        [{"params": body, "lr": lr}, {"params": head, "lr": head_lr if head_lr is not None else lr}], weight_decay=0.01
-    )
-    n_warm = max(1, int(warmup * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / n_warm, max(0.0, (steps - s) / max(1, steps - n_warm))))
-    order: list[int] = []
-    losses = []
-    for _ in tqdm(range(steps), desc="reranker training", mininterval=10):
-        if len(order) < batch_size:
-            order += rng.sample(range(len(groups)), len(groups))
-        batch, order = [groups[i] for i in order[:batch_size]], order[batch_size:]
-        width = min(len(g.negatives) for g in batch) + 1  # equal group sizes make one tensor
-        firsts, seconds = [], []
-        for g in batch:
-            for passage in (g.positive, *g.negatives[: width - 1]):
-                firsts.append(g.query)
-                seconds.append(passage)
-        logits = model.logits(firsts, seconds).view(len(batch), width)
-        loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long, device=model.device))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    model.eval()
-    return losses
+    return train(ce, group_lists(groups), steps, batch_size, lr, seed, head_lr=head_lr, desc="reranker training")
 
 
 def rerank(
@@ -251,7 +339,7 @@ def rerank(
 def predict(ce, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
     if not pairs:
         return np.zeros(0, np.float32)
-    if isinstance(ce, MeanPoolCrossEncoder):
+    if isinstance(ce, CrossEncoder):
         return ce.predict(pairs, batch_size)
     # A hub CrossEncoder: the raw logit ranks like the sigmoid and keeps ties apart.
     return np.asarray(
