@@ -52,7 +52,7 @@ LADDER = [
     ("+proposition", {**HYBRID_OFF, "entity_windows": True, "propositions": True}),
     ("+tiered triggers", {**HYBRID_OFF, "entity_windows": True, "propositions": True, "tiers": True}),
     ("+hierarchy (hybrid)", {"method": "hybrid"}),
-    ("hybrid, mixed ranking", {"method": "hybrid", "ranking": "mixed"}),
+    ("hybrid, mixed ranking", {"method": "hybrid", "selection": "mixed"}),
     ("hybrid, NER entities", {"method": "hybrid", "entities": "ner"}),
 ]
 # The paper's end-to-end F1 per rung (../shared/docs/references.md): the whole ladder on
@@ -71,6 +71,7 @@ def complete(text: str, head: str, tail: str, lexicon) -> bool:
 
 def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, caps: list[int]) -> list[dict]:
     base = params.section("chunk", data={})
+    rank = params.section("rank", data={})
     triples = read_triples(data, ("train", "test"))
     train, test = triples[triples.split == "train"], triples[triples.split == "test"]
     docs = memory_documents(train)
@@ -86,11 +87,12 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, 
         if rungs and name not in rungs:
             continue
         t0 = time.time()
-        cp = dataclasses.replace(base, **overrides)
+        selection = overrides.get("selection", rank.selection)  # a rank.* key, not a chunk.* one
+        cp = dataclasses.replace(base, **{key: v for key, v in overrides.items() if key != "selection"})
         chunks = chunking.chunk_corpus(docs, chunking.build(cp, enc, dataset=dataset))
         cv = enc.encode([c.text for c in chunks], progress=True)
-        selector = pool_selector([json.dumps(c.metadata) for c in chunks], cp.ranking, cp.top_n, k)
-        depth = max(k, cp.top_n) if selector else k
+        selector = pool_selector([json.dumps(c.metadata) for c in chunks], selection, rank.top_n)
+        depth = max(k, rank.top_n)
         index, ids, docs_of = build_index(cv), [c.chunk_id for c in chunks], [c.doc_id for c in chunks]
         by_id = {c.chunk_id: c for c in chunks}
 
@@ -98,8 +100,11 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, 
             lists = ranked.sort_values(["input_id", "rank"]).groupby("input_id")["chunk_id"].agg(list).reindex(queries["id"])
             return lists, np.array([[bool(set(by_id[c].labels) & g) for c in cs] for cs, g in zip(lists, gold)], dtype=float)
 
-        lists, rel = hits(rank_inputs(index, queries, qv, ids, docs_of, k, selector, depth))
-        capped = {m: hits(rank_inputs(index, queries, qv, ids, docs_of, k, selector, depth * 4, m))[1] for m in caps}
+        def top(ranked: pd.DataFrame) -> pd.DataFrame:
+            return ranked[ranked["rank"] <= k]
+
+        lists, rel = hits(top(rank_inputs(index, queries, qv, ids, docs_of, depth, selector)))
+        capped = {m: hits(top(rank_inputs(index, queries, qv, ids, docs_of, depth, selector, m)))[1] for m in caps}
         comp = np.array(
             [complete(by_id[cs[0]].text, first.loc[by_id[cs[0]].doc_id, "head"], first.loc[by_id[cs[0]].doc_id, "tail"], lexicon) for cs in lists],
             dtype=float,

@@ -30,6 +30,7 @@ import yaml
 from biochunk.chunking import NO_CHUNKING, base
 from biochunk.chunking.adaptive import HEADERS, UNITS
 from biochunk.chunking.biomedical.entities import ENTITY_MODES
+from biochunk.chunking.biomedical.selection import SELECTIONS
 from biochunk.chunking.sizing import COUNTERS
 from biochunk.compute import ENGINES
 from biochunk.datasets.qa import QA_DATASETS
@@ -39,6 +40,7 @@ from biochunk.generation.contexts import RETRIEVERS
 from biochunk.generation.model import QUANTIZE
 from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
 from biochunk.retrieval.fusion import AGGREGATIONS
+from biochunk.retrieval.rank import QUERIES
 
 T = TypeVar("T")
 
@@ -148,8 +150,6 @@ class ChunkParams:
     tiers: bool = True  # tiered trigger bonuses (3/2/1) and trigger-centred windows
     hierarchy: bool = True  # relation hierarchy weights in the proposition priority
     entities: str = "regex"  # entity detector: regex | ner (spaCy)
-    ranking: str = "bias"  # selection of retrieved pool chunks: bias | mixed | cosine
-    top_n: int = 5  # bias: a proposition among the top-N most similar takes slot 2
 
     def validate(self, s: str) -> None:
         _one_of(f"{s}.method", self.method, base.methods())
@@ -172,8 +172,6 @@ class ChunkParams:
         _one_of(f"{s}.counter", self.counter, COUNTERS)
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
-        _one_of(f"{s}.ranking", self.ranking, ["bias", "mixed", "cosine"])
-        _between(f"{s}.top_n", self.top_n, 1, 1000)
 
 
 @dataclass(frozen=True)
@@ -211,12 +209,21 @@ class EmbedParams:
 
 @dataclass(frozen=True)
 class RankParams:
-    top_k: int = 5
+    # The selection rule of configurable semantic chunking (docs/hybrid.md, "Selection"): the
+    # top_n chunks most similar to the query form the pool; `selection` orders it; the first
+    # top_k go on to the chunk scorer, which re-orders them for the generator.
+    top_k: int = 2  # chunks passed on to the scorer (the paper's two slots)
+    top_n: int = 5  # pool depth: the N most similar chunks (bias: a proposition among them takes slot 2)
+    selection: str = "bias"  # bias | mixed | cosine; chunks without the hybrid chunker's metadata: cosine
+    query: str = "sentence"  # sentence | relation (an oracle: the gold relations' definitions)
     use_gpu: str = "auto"  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
-    max_per_doc: int | None = None  # at most this many chunks of one source document in the top-k (null: no cap)
+    max_per_doc: int | None = None  # at most this many chunks of one source document in the pool (null: no cap)
 
     def validate(self, s: str) -> None:
         _between(f"{s}.top_k", self.top_k, 1, 1000)
+        _between(f"{s}.top_n", self.top_n, 1, 1000)
+        _one_of(f"{s}.selection", self.selection, SELECTIONS)
+        _one_of(f"{s}.query", self.query, QUERIES)
         _between(f"{s}.max_per_doc", self.max_per_doc, 1, None)
         _one_of(f"{s}.use_gpu", self.use_gpu, USE_GPU)
 
@@ -348,7 +355,7 @@ class GenerateParams:
     lr: float = 1e-3
     lora_r: int = 8
     n_examples: int = 1  # in-context examples from the training split
-    n_chunks: int = 1  # retrieved chunks placed in the prompt
+    n_chunks: int = 2  # re-scored chunks placed in the prompt (at most rank.top_k exist)
     max_new_tokens: int = 32
     max_inputs: int | None = None  # cap on test inputs (null: all), for quick runs
     quantize: str = "auto"  # auto: 4-bit NF4 when CUDA is present, else fp32
@@ -579,11 +586,18 @@ def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | 
     return parse(SECTIONS[name], _raw_section(data, name), name)
 
 
+# Keys that moved to another section: a params.yaml written before the move gets told where.
+MOVED = {"chunk.ranking": "rank.selection", "chunk.top_n": "rank.top_n"}
+
+
 def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:
     if not isinstance(raw, dict):
         raise UserError(f"{prefix} must be a mapping, got {raw!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(fields))
+    for key in unknown:
+        if f"{prefix}.{key}" in MOVED:
+            raise UserError(f"{prefix}.{key}: moved to {MOVED[prefix + '.' + key]}; rename it in params.yaml")
     if unknown:
         raise UserError(f"{prefix}.{unknown[0]}: unknown key; allowed keys: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)

@@ -17,6 +17,6 @@ rung abl-entity "${off[@]}" -S chunk.entity_windows=true "$@"
 rung abl-proposition "${off[@]}" -S chunk.entity_windows=true -S chunk.propositions=true "$@"
 rung abl-tiers "${off[@]}" -S chunk.entity_windows=true -S chunk.propositions=true -S chunk.tiers=true "$@"
 rung abl-hybrid -S chunk.method=hybrid "$@"
-rung abl-mixed -S chunk.method=hybrid -S chunk.ranking=mixed "$@"
+rung abl-mixed -S chunk.method=hybrid -S rank.selection=mixed "$@"
 rung abl-ner -S chunk.method=hybrid -S chunk.entities=ner "$@"
 dvc exp show --only-changed --md --drop 'Created|State|Executor' --sort-by triple.f1 --sort-order desc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check on a lent GPU machine (README, "The GPU check"), from the repository root,
+# The GPU check on a lent GPU machine (docs/models.md, "The GPU check"), from the repository root,
 # with build/gpu-pack carried along (make gpu-pack). The report, log and nvidia-smi land in
 # $OUT; extra arguments go to scripts/gpu_check.py. The exit status is the check's.
 set -u

@@ -28,6 +28,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("evaluate", args.params)
+    rp = params.section("rank", args.params)
     test = read_table(args.data / "test.parquet", TRIPLES)
     chunks = read_table(args.chunks, CHUNKS)
     preds = read_table(args.predictions, PREDICTIONS)
@@ -44,6 +45,9 @@ def main() -> None:
             "test_inputs": len(gold),
             "unparsed_outputs": int((~preds["parsed"]).sum()),
             "rows_dropped": int(sum(sum(v.values()) for v in convert_report["rows_dropped"].values())),
+            # 1: chunks were ranked by the gold relation (rank.query=relation), an oracle: these
+            # figures are an upper bound, not a result a user would get.
+            "oracle_query": int(rp.query == "relation"),
         },
     }
     write_json(metrics, args.metrics)

@@ -35,9 +35,13 @@ def main() -> None:
     if p.max_inputs is not None:
         test = test.head(p.max_inputs)
     evidence = evidence_by_input(read_table(args.rankings, RANKINGS), chunks, p.n_chunks)
+    most = max((len(e) for e in evidence.values()), default=0)
+    if evidence and most < p.n_chunks:
+        log.warning("generate.n_chunks=%d but the re-scored rankings hold at most %d chunks per input (rank.top_k): "
+                    "the prompts carry %d", p.n_chunks, most, most)
     examples = pick_examples(train, evidence, p.n_examples, p.seed)
     lm = load_causal_lm(p.model, "generate.model", p.quantize)
-    stats: dict = {"examples": len(examples), "test_inputs": len(test)}
+    stats: dict = {"examples": len(examples), "test_inputs": len(test), "evidence_chunks_max": most}
     if p.train_steps > 0:
         generator.add_lora(lm, p.lora_r, p.seed)
         pairs = training_pairs(train, evidence, examples, relations)

@@ -1,4 +1,5 @@
-"""Stage train_scorer: LoRA chunk scorer trained on the training split; re-scores every ranking."""
+"""Stage train_scorer: LoRA chunk scorer trained on the training inputs' pools; re-orders the
+``rank.top_k`` chunks that selection passed on, which is what the generator reads."""
 
 import argparse
 import logging
@@ -23,6 +24,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     p = params.section("train_scorer", args.params)
+    rp = params.section("rank", args.params)
     models.require([(p.model, "train_scorer.model")])
     chunks = read_table(args.chunks, CHUNKS)
     triples = read_triples(args.data)
@@ -33,12 +35,15 @@ def main() -> None:
     _, train_data, _ = candidates_for(rankings[rankings["split"] == "train"], chunks, sentences, gold)
     stats = train(scorer, train_data, p.steps, p.batch_size, p.lr, p.seed)
     log.info("scorer: %s", stats)
-    # Re-scored: the test inputs, and a seeded sample of training inputs that the generator
-    # fine-tunes on. dev stays dense-only: nothing downstream reads it.
+    # The scorer learns from whole pools (more candidates, more signal) but re-orders only the
+    # first rank.top_k of each, the chunks selection passes on. Re-scored: the test inputs, and
+    # a seeded sample of training inputs that the generator fine-tunes on. dev stays dense-only:
+    # nothing downstream reads it.
     keep = set(rankings.loc[rankings["split"] == "test", "input_id"])
     keep |= sample_ids(rankings.loc[rankings["split"] == "train", "input_id"], p.rescore_train, p.seed)
+    selected = rankings[rankings["input_id"].isin(keep) & (rankings["rank"] <= rp.top_k)]
     rows = []
-    for split, part in rankings[rankings["input_id"].isin(keep)].groupby("split", sort=True):
+    for split, part in selected.groupby("split", sort=True):
         ids, data, chunk_lists = candidates_for(part, chunks, sentences, gold)
         for iid, scores, cids in zip(ids, score(scorer, data), chunk_lists):
             order = sorted(range(len(cids)), key=lambda j: (-scores[j], j))

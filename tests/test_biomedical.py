@@ -442,8 +442,8 @@ def test_mixed_ranking_blends_cosine_and_structural() -> None:
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        ({"ranking": "best"}, "chunk.ranking must be one of bias, mixed, cosine"),
-        ({"top_n": 0}, r"chunk.top_n must be >= 1"),
+        ({"ranking": "best"}, "rank.selection must be one of bias, mixed, cosine"),
+        ({"top_n": 0}, r"rank.top_n must be >= 1"),
         ({"k": 0}, "k must be >= 1"),
         ({"priorities": [1]}, "priorities has 1 entries, similarities 6"),
         ({"structural": [2.0] * 6, "ranking": "mixed"}, r"structural scores must lie in \[0, 1\]"),

@@ -99,11 +99,18 @@ def test_load_checks_every_section_and_the_keys_dvc_yaml_lists(tmp_path):
             params.section("download", pfile)  # a stage that reads none of the broken keys
         return str(e.value)
 
-    assert error(lambda d: d["rank"].pop("top_k")).endswith("rank.top_k is missing; dvc.yaml lists it for stage rank, add it (e.g. `top_k: 5` under `rank:`)")
+    assert error(lambda d: d["rank"].pop("top_k")).endswith("rank.top_k is missing; dvc.yaml lists it for stage rank, add it (e.g. `top_k: 2` under `rank:`)")
     assert "evaluate.bootstap: unknown key" in error(lambda d: d["evaluate"].update(bootstap=10))
     assert "chunks: unknown section" in error(lambda d: d.update(chunks={}))
     assert "data.triples: 'embedded' must also be listed in data.datasets" in error(lambda d: d["data"].update(datasets=[]))
     # Without a dvc.yaml beside it, absent keys take their defaults.
     (tmp_path / "dvc.yaml").unlink()
     pfile.write_text("chunk: {}\n")
-    assert params.section("rank", pfile).top_k == 5
+    assert params.section("rank", pfile).top_k == 2
+
+
+def test_a_key_that_moved_section_says_where_it_went(tmp_path):
+    pfile = tmp_path / "params.yaml"
+    pfile.write_text(yaml.safe_dump({"chunk": {"ranking": "mixed"}}))
+    with pytest.raises(UserError, match=r"chunk.ranking: moved to rank.selection; rename it in params.yaml"):
+        params.section("chunk", pfile)

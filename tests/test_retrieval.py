@@ -26,30 +26,71 @@ def test_search_orders_by_cosine_and_excludes():
 def test_training_inputs_never_retrieve_their_own_sentence():
     chunks = _unit([[1, 0], [0.8, 0.2], [0, 1]])
     inputs = pd.DataFrame({"id": ["a", "t"], "split": ["train", "test"]})
-    df = rank_inputs(build_index(chunks), inputs, _unit([[1, 0], [1, 0]]), ["a#0", "a#1", "b#0"], ["a", "a", "b"], k=2)
+    df = rank_inputs(build_index(chunks), inputs, _unit([[1, 0], [1, 0]]), ["a#0", "a#1", "b#0"], ["a", "a", "b"], depth=2)
     train = df[df.input_id == "a"]
     assert train.chunk_id.tolist() == ["b#0"]  # only one admissible chunk remains
     assert df[df.input_id == "t"].chunk_id.tolist() == ["a#0", "a#1"]
 
 
-def test_hybrid_pool_selection_gives_a_proposition_slot_two():
+def _pool_fixture():
+    """Six memory chunks; the five most similar to the query hold a proposition at rank 4."""
+    import json
+
+    kinds = ["fixed", "window", "window", "proposition", "fixed", "proposition"]
+    structural = [0.0, 0.1, 0.2, 0.9, 0.0, 1.0]
+    meta = [
+        json.dumps({"kind": k, "priority": 6 if k == "proposition" else 0, "tier": 1 if k == "proposition" else None, "structural": st})
+        for k, st in zip(kinds, structural)
+    ]
+    angles = np.radians([0, 10, 20, 30, 40, 80])  # cosines 1, .985, .940, .866, .766, .174
+    chunks = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    ids = ["c1", "c2", "c3", "c4", "c5", "c6"]
+    return meta, chunks, ids
+
+
+@pytest.mark.parametrize(
+    "selection, passed_on",
+    [
+        ("bias", ["c1", "c4"]),  # slot 2: the proposition at cosine rank 4
+        ("cosine", ["c1", "c2"]),  # the two most similar; the proposition is not passed on
+        # 0.7 cos + 0.3 structural: c4 .876, c1 .700, c2 .720, c3 .718, c5 .536 (c6 is outside the pool)
+        ("mixed", ["c4", "c2"]),
+    ],
+)
+def test_selection_decides_the_two_chunks_passed_on(selection, passed_on):
+    from biochunk.retrieval.rank import pool_selector
+
+    meta, chunks, ids = _pool_fixture()
+    inputs = pd.DataFrame({"id": ["q"], "split": ["test"]})
+    sel = pool_selector(meta, selection, top_n=5)
+    pool = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ids, ids, depth=5, selector=sel)
+    assert len(pool) == 5 and "c6" not in set(pool.chunk_id), "the pool is the five most similar"
+    assert pool[pool["rank"] <= 2].chunk_id.tolist() == passed_on
+    if selection == "mixed":
+        cos = dict(zip(ids, chunks[:, 0]))
+        st = dict(zip(ids, [0.0, 0.1, 0.2, 0.9, 0.0, 1.0]))
+        mixed = [0.7 * cos[c] + 0.3 * st[c] for c in pool.chunk_id]
+        assert mixed == sorted(mixed, reverse=True), "mixed orders the whole pool by 0.7 cos + 0.3 structural"
+    # The score column stays the cosine whatever the order, for the scorer to build on.
+    assert np.allclose(pool.score, [float(chunks[ids.index(c), 0]) for c in pool.chunk_id], atol=1e-5)
+
+
+def test_without_hybrid_metadata_the_cosine_order_stands():
     import json
 
     from biochunk.retrieval.rank import pool_selector
 
-    meta = [
-        json.dumps({"kind": "fixed", "priority": 0}),
-        json.dumps({"kind": "fixed", "priority": 0}),
-        json.dumps({"kind": "proposition", "priority": 6, "tier": 1, "structural": 0.9}),
-    ]
-    chunks = _unit([[1, 0], [0.95, 0.05], [0.9, 0.1]])
-    inputs = pd.DataFrame({"id": ["q"], "split": ["test"]})
-    sel = pool_selector(meta, "bias", top_n=5, k=2)
-    df = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ["a", "b", "c"], ["x", "y", "z"], k=2, selector=sel, depth=5)
-    assert df.chunk_id.tolist() == ["a", "c"]  # the proposition displaces the second most similar
-    plain = rank_inputs(build_index(chunks), inputs, _unit([[1, 0]]), ["a", "b", "c"], ["x", "y", "z"], k=2)
-    assert plain.chunk_id.tolist() == ["a", "b"]
-    assert pool_selector([json.dumps({})] * 3, "bias", 5, 2) is None  # non-hybrid chunks: dense order stands
+    assert pool_selector([json.dumps({})] * 3, "bias", 5) is None
+
+
+def test_relation_queries_average_the_gold_definitions_and_fall_back_to_the_sentence():
+    from biochunk.retrieval.rank import relation_queries
+
+    sent = _unit([[1, 0, 0], [0, 1, 0]])
+    rel = _unit([[0, 0, 1], [0, 1, 1]])
+    q, fell_back = relation_queries(["a", "b"], sent, {"a": {"r1", "r2"}, "b": {"unknown"}}, ["r1", "r2"], rel)
+    expected = (rel[0] + rel[1]) / np.linalg.norm(rel[0] + rel[1])
+    assert np.allclose(q[0], expected) and np.allclose(q[1], sent[1]) and fell_back == 1
 
 
 def test_cap_per_doc_moves_the_overflow_behind() -> None:
@@ -65,8 +106,8 @@ def test_rank_inputs_caps_chunks_per_source_sentence():
     chunks = _unit([[1, 0], [0.99, 0.01], [0.98, 0.02], [0.5, 0.5]])
     inputs = pd.DataFrame({"id": ["q"], "split": ["test"]})
     args = (build_index(chunks), inputs, _unit([[1, 0]]), ["a#0", "a#1", "a#2", "b#0"], ["a", "a", "a", "b"])
-    assert rank_inputs(*args, k=2).chunk_id.tolist() == ["a#0", "a#1"]
-    assert rank_inputs(*args, k=2, depth=4, max_per_doc=1).chunk_id.tolist() == ["a#0", "b#0"]
+    assert rank_inputs(*args, depth=2).chunk_id.tolist() == ["a#0", "a#1"]
+    assert rank_inputs(*args, depth=2, max_per_doc=1).chunk_id.tolist() == ["a#0", "b#0"]
 
 
 def _table_module():

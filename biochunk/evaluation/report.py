@@ -46,7 +46,7 @@ def retrieval_metrics(
     """Hit rates of the test inputs' ranked chunks, per ranker, and a hit@k curve table.
 
     relation_hit: a chunk carries a gold relation of the input (the signal that
-    separates chunking strategies on a CPU, see the README); head_hit / tail_hit: the
+    separates chunking strategies on a CPU, see docs/results/biomedrag.md); head_hit / tail_hit: the
     chunk text contains the gold head / tail (case-insensitive).
     """
     gold = test.groupby("id").agg(relations=("relation", set), heads=("head", set), tails=("tail", set))

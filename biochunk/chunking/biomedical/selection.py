@@ -1,7 +1,9 @@
 """Choosing chunks from a retrieved pool: cosine order, with a slot kept for a proposition.
 
 Source: the selection rule of "Configurable Semantic Chunking for Biomedical Information
-Extraction in RAG" (issue 4). Pure: arrays in, an order of indices out.
+Extraction in RAG" (issue 4). Pure: arrays in, an order of indices out. The rank stage
+applies it to the ``rank.top_n`` chunks most similar to the query and passes the first
+``rank.top_k`` on to the chunk scorer (docs/hybrid.md, "Selection").
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-RANKINGS = ("bias", "mixed", "cosine")
+SELECTIONS = ("bias", "mixed", "cosine")  # rank.selection
 MIXED_COSINE = 0.7  # ranking "mixed": 0.7 * cosine + 0.3 * structural
 TOP_N = 5  # ranking "bias": a proposition among the N most similar may take slot 2
 
@@ -44,10 +46,10 @@ def select(
             raise ValueError(f"select: {name} has {len(arr)} entries, similarities {n}; give one per pool chunk")
     if structural is not None and len(structural) != n:
         raise ValueError(f"select: structural has {len(structural)} entries, similarities {n}")
-    if ranking not in RANKINGS:
-        raise ValueError(f"chunk.ranking must be one of {', '.join(RANKINGS)}, got {ranking!r}")
+    if ranking not in SELECTIONS:
+        raise ValueError(f"rank.selection must be one of {', '.join(SELECTIONS)}, got {ranking!r}")
     if top_n < 1:
-        raise ValueError(f"chunk.top_n must be >= 1, got {top_n}")
+        raise ValueError(f"rank.top_n must be >= 1, got {top_n}")
     if k is not None and k < 1:
         raise ValueError(f"select: k must be >= 1 or None, got {k}")
     sim = np.asarray(similarities, dtype=np.float64)
