@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint repro test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
+.PHONY: install install-dev install-lint repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,12 @@ install-lint: install-dev
 repro: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 
-test: install-dev
+# The package's layers and the absence of import cycles (import-linter; the contracts are in
+# pyproject.toml under [tool.importlinter]). Run from the repository root: it checks this checkout.
+lint: install-dev
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lint-imports --no-cache
+
+test: install-dev lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra
 
 clean:

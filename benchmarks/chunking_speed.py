@@ -36,11 +36,11 @@ import pandas as pd
 from biochunk.chunking import build
 from biochunk.chunking.adaptive import UNITS
 from biochunk.chunking.recursive import RecursiveChunker
-from biochunk.chunking.sizing import count_chars
 from biochunk.datasets.convert import convert
 from biochunk.datasets.registry import get_spec
 from biochunk.embedding import Encoder
 from biochunk.params import ChunkParams
+from biochunk.text.counting import count_chars
 from biochunk.text.segment import sentence_spans
 from biochunk.text.tokens import EmbedderCounter, embedder_counter
 

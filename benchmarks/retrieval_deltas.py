@@ -14,11 +14,11 @@ import argparse
 from pathlib import Path
 
 from biochunk import cli
+from biochunk.chunking import NO_CHUNKING
 from biochunk.datasets.registry import load_registry
 from biochunk.errors import UserError
 from biochunk.evaluation.retrieval import paired_delta
 from biochunk.io import RUNS, read_table, write_json
-from biochunk.params import NO_CHUNKING
 from biochunk.retrieval import collection
 from retrieval_table import RETRIEVERS, ordered  # the script's own folder: one row order for both tables
 

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from biochunk.io import write_json
+from biochunk.retrieval.experiment import RETRIEVERS
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
 # Rows from structure-only to embedding-based chunking (metrics files store methods sorted by name).
 ORDER = ["none", "fixed", "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient",
          "structural", "hybrid", "proposition"]  # fmt: skip

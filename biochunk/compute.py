@@ -25,12 +25,17 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from tqdm import tqdm
+
 from biochunk.errors import UserError
 
 log = logging.getLogger(__name__)
 
 P = TypeVar("P")
 R = TypeVar("R")
+
+# compute.engine: local (this process) | dask (partitions on a Dask cluster).
+ENGINES = ("local", "dask")
 
 # Partitions in flight per worker thread: one computing, one queued behind it, so a worker
 # never waits for the stage to send the next one, and memory stays a few partitions deep.
@@ -152,8 +157,6 @@ class Engine:
 
     def map(self, fn: Callable[[P], R], parts: Iterable[P], total: int | None = None, desc: str = "partitions") -> Iterator[R]:
         """``fn(part)`` for every part, yielded in the order of ``parts``, with a progress bar."""
-        from tqdm import tqdm
-
         bar = tqdm(total=total, desc=desc, unit="part", file=sys.stderr, disable=total is not None and total <= 1)
         try:
             if self.client is None:

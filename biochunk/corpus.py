@@ -1,18 +1,34 @@
-"""Views of the converted data that the stages share: chunk corpora, inputs, gold triples."""
+"""Views of the converted data that the stages share: chunk corpora, inputs, gold triples.
+
+Also the types of that data the layers above exchange (``Document``, the unit a chunker
+cuts; ``Triple``, a relation triple) and the per-dataset relation definitions, so that
+chunking, generation and evaluation read them from here and not from each other.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
 import pandas as pd
 import yaml
 
-from biochunk.chunking.base import Document
 from biochunk.errors import UserError
-from biochunk.generation.prompts import Triple
+from biochunk.io import TRIPLES, iter_table, read_table
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+Triple = tuple[str, str, str]  # head, relation, tail
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A unit of the corpus being chunked (a training sentence, an article, ...)."""
+
+    doc_id: str
+    text: str
+    labels: tuple[str, ...] = ()
 
 
 def memory_documents(train: pd.DataFrame) -> list[Document]:
@@ -26,7 +42,6 @@ def memory_documents(train: pd.DataFrame) -> list[Document]:
     return docs
 
 
-
 def stream_memory_documents(path: str | Path, rows: int) -> tuple[int, Iterable[Document]] | None:
     """``memory_documents`` of a TRIPLES file, read ``rows`` rows at a time: (count, documents).
 
@@ -34,8 +49,6 @@ def stream_memory_documents(path: str | Path, rows: int) -> tuple[int, Iterable[
     adjacent (the converters write them so); a first pass over the id column alone checks
     that. None when they are not: the caller reads the table whole.
     """
-    from biochunk.io import TRIPLES, iter_table
-
     runs, ids, last = 0, set(), None
     for frame in iter_table(path, rows, ["id"], TRIPLES):
         for sid in frame["id"]:
@@ -97,8 +110,6 @@ def relation_definitions(config: str | Path) -> dict[str, str]:
 
 def read_triples(folder: str | Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> pd.DataFrame:
     """The converted triple splits present in ``folder`` (a dataset may lack dev), concatenated."""
-    from biochunk.io import TRIPLES, read_table
-
     folder = Path(folder)
     present = [folder / f"{s}.parquet" for s in splits if (folder / f"{s}.parquet").exists()]
     if not present:

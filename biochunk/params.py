@@ -25,13 +25,24 @@ from typing import Any, TypeVar
 
 import yaml
 
+# The allowed values of a param come from the module that defines the concept (params is the
+# top of the library's layers: it may import any of them; nothing in the library imports it).
+from biochunk.chunking import NO_CHUNKING, base
+from biochunk.chunking.adaptive import HEADERS, UNITS
+from biochunk.chunking.biomedical.entities import ENTITY_MODES
+from biochunk.chunking.biomedical.selection import SELECTIONS
+from biochunk.chunking.sizing import COUNTERS
+from biochunk.compute import ENGINES
+from biochunk.datasets.qa import QA_DATASETS
+from biochunk.datasets.registry import DATASET_NAME, load_registry
 from biochunk.errors import UserError
+from biochunk.generation.contexts import RETRIEVERS
+from biochunk.generation.model import QUANTIZE
+from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
+from biochunk.retrieval.fusion import AGGREGATIONS
+from biochunk.retrieval.rank import QUERIES
 
 T = TypeVar("T")
-
-# Dataset names reach shell command lines through dvc.yaml's ${item}: nothing a shell reads
-# specially may pass.
-DATASET_NAME = re.compile(r"[a-z0-9_-]+")
 
 
 def _between(key: str, value: float | int | None, lo: float | None, hi: float | None) -> None:
@@ -71,8 +82,6 @@ class DataParams:
     retrieval: list[str] = field(default_factory=list)
 
     def validate(self, s: str) -> None:
-        from biochunk.datasets.registry import load_registry
-
         for key in ("datasets", "triples", "documents", "qa", "classification", "retrieval"):
             for i, name in enumerate(getattr(self, key)):
                 if not DATASET_NAME.fullmatch(name):
@@ -93,8 +102,6 @@ class DataParams:
                     raise UserError(f"{s}.{key}: {name!r} must also be listed in {s}.datasets (it needs download and convert)")
                 if registry[name].task not in tasks:
                     raise UserError(f"{s}.{key}: {name!r} is a {registry[name].task} dataset, not {what}")
-        from biochunk.datasets.qa import QA_DATASETS
-
         for key, names, allowed in (("qa", self.qa, QA_DATASETS), ("classification", self.classification, ["ade"])):
             for name in names:
                 _one_of(f"{s}.{key}", name, allowed)
@@ -145,16 +152,14 @@ class ChunkParams:
     entities: str = "regex"  # entity detector: regex | ner (spaCy)
 
     def validate(self, s: str) -> None:
-        from biochunk.chunking import base
-
         _one_of(f"{s}.method", self.method, base.methods())
         _between(f"{s}.window", self.window, 1, None)
         _between(f"{s}.overlap", self.overlap, 0, self.window - 1)
         _between(f"{s}.threshold", self.threshold, 0.0, 1.0)
         _between(f"{s}.max_words", self.max_words, 1, None)
         _between(f"{s}.min_words", self.min_words, 0, None)
-        _one_of(f"{s}.unit", self.unit, ["sentence", "clause"])
-        _one_of(f"{s}.header", self.header, ["phrase", "generator", "none"])
+        _one_of(f"{s}.unit", self.unit, UNITS)
+        _one_of(f"{s}.header", self.header, HEADERS)
         _model_name(f"{s}.generator", self.generator)
         _between(f"{s}.chunk_size", self.chunk_size, 1, None)
         _between(f"{s}.chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
@@ -164,9 +169,9 @@ class ChunkParams:
         _between(f"{s}.breakpoint_amount", self.breakpoint_amount, 0, 100 if percent else None)
         _between(f"{s}.alpha", self.alpha, 0.0, 1.0)
         _between(f"{s}.boundary_percentile", self.boundary_percentile, 0.0, 100.0)
-        _one_of(f"{s}.counter", self.counter, ["words", "chars", "embedder"])
+        _one_of(f"{s}.counter", self.counter, COUNTERS)
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
-        _one_of(f"{s}.entities", self.entities, ["regex", "ner"])
+        _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
 
 
 @dataclass(frozen=True)
@@ -181,8 +186,6 @@ class ChunkDocsParams:
     max_documents: int | None = None  # the first n documents only (null: all), for quick runs
 
     def validate(self, s: str) -> None:
-        from biochunk.chunking import base
-
         if not self.methods:
             raise UserError(f"{s}.methods must name at least one chunk method; allowed: {', '.join(base.methods())}")
         for m in self.methods:
@@ -225,11 +228,7 @@ class RankParams:
         _one_of(f"{s}.selection", self.selection, SELECTIONS)
         _one_of(f"{s}.query", self.query, QUERIES)
         _between(f"{s}.max_per_doc", self.max_per_doc, 1, None)
-        _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
-
-
-# Chunk methods for retrieval: any registered chunker, or `none` (each document one chunk).
-NO_CHUNKING = "none"
+        _one_of(f"{s}.use_gpu", self.use_gpu, USE_GPU)
 
 
 @dataclass(frozen=True)
@@ -262,8 +261,6 @@ class RetrieveParams:
     seed: int = 42
 
     def validate(self, s: str) -> None:
-        from biochunk.chunking import base
-
         # hybrid reads a per-dataset trigger lexicon and relation hierarchy (triple datasets only).
         allowed = [NO_CHUNKING, *(m for m in base.methods() if m != "hybrid")]
         for key in ("bm25_methods", "dense_methods"):
@@ -282,11 +279,11 @@ class RetrieveParams:
             raise UserError(f"{s}.chunk.method: set the methods in {s}.bm25_methods / {s}.dense_methods instead")
         parse(ChunkParams, {**{f.name: getattr(base_chunk, f.name) for f in dataclasses.fields(ChunkParams)}, **self.chunk}, f"{s}.chunk")
         _between(f"{s}.depth", self.depth, 1, 100_000)
-        _one_of(f"{s}.aggregate", self.aggregate, ["max", "sum"])
+        _one_of(f"{s}.aggregate", self.aggregate, AGGREGATIONS)
         _between(f"{s}.k1", self.k1, 0.0, None)
         _between(f"{s}.b", self.b, 0.0, 1.0)
-        _one_of(f"{s}.index", self.index, ["flat", "hnsw"])
-        _one_of(f"{s}.use_gpu", self.use_gpu, ["auto", "yes", "no"])
+        _one_of(f"{s}.index", self.index, INDEX_KINDS)
+        _one_of(f"{s}.use_gpu", self.use_gpu, USE_GPU)
         _between(f"{s}.rrf_k", self.rrf_k, 0, None)
         if not self.ks:
             raise UserError(f"{s}.ks must list at least one cut-off, e.g. [5, 10, 100]")
@@ -378,7 +375,7 @@ class GenerateParams:
         _between(f"{s}.n_chunks", self.n_chunks, 0, 20)
         _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 2048)
         _between(f"{s}.max_inputs", self.max_inputs, 1, None)
-        _one_of(f"{s}.quantize", self.quantize, ["auto", "nf4", "none"])
+        _one_of(f"{s}.quantize", self.quantize, QUANTIZE)
 
 
 @dataclass(frozen=True)
@@ -405,9 +402,6 @@ class QAParams:
     seed: int = 42
 
     def validate(self, s: str) -> None:
-        from biochunk.chunking import base
-        from biochunk.generation.contexts import RETRIEVERS
-
         if not self.methods:
             raise UserError(f"{s}.methods must name at least one chunk method; allowed: {', '.join(base.methods())}")
         for m in self.methods:
@@ -472,7 +466,7 @@ class ComputeParams:
     partition_rows: int | None = None  # rows (documents / chunks) per partition; null: the whole input as one
 
     def validate(self, s: str) -> None:
-        _one_of(f"{s}.engine", self.engine, ["local", "dask"])
+        _one_of(f"{s}.engine", self.engine, ENGINES)
         if self.address is not None and not SCHEDULER_ADDRESS.fullmatch(self.address):
             raise UserError(f"{s}.address must be a scheduler address like tcp://10.0.0.5:8786 (or null), got {self.address!r}")
         if self.address is not None and self.engine != "dask":

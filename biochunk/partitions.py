@@ -17,8 +17,8 @@ import pandas as pd
 import pyarrow as pa
 
 from biochunk import chunking
-from biochunk.chunking.base import Document
 from biochunk.compute import Engine, chunked, resource
+from biochunk.corpus import Document
 from biochunk.embedding import Encoder
 from biochunk.io import CHUNKS, arrow_table
 
@@ -28,12 +28,22 @@ def _encoder(ep: Any) -> Encoder:
     return resource(("encoder", ep), lambda: Encoder(ep.model, ep.batch_size, ep.device))
 
 
+def _rewriter() -> chunking.RewriterFactory:
+    # Heavy: generation.rewrite imports torch (through generation.generator), which a chunking
+    # worker that never rewrites text must not load (~200 MB; see compute._pin_torch_threads).
+    from biochunk.generation.rewrite import Rewriter
+
+    return Rewriter
+
+
 def _chunker(cp: Any, ep: Any, dataset: str | None) -> chunking.Chunker:
     def build() -> chunking.Chunker:
         cls = chunking.get(cp.method)
         # The embedder's tokenizer also serves counter: embedder.
         encoder = _encoder(ep) if cls.needs_encoder or cp.counter == "embedder" else None
-        return chunking.build(cp, encoder, dataset=dataset)
+        # The generator (chunk.generator) loads on the rewriter's first call, once per chunker.
+        rewriter = _rewriter() if cls.needs_rewriter(cp) else None
+        return chunking.build(cp, encoder, dataset=dataset, rewriter=rewriter)
 
     return resource(("chunker", cp, ep, dataset), build)
 

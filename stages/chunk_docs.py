@@ -21,6 +21,7 @@ from biochunk.chunking.sizing import make_counter
 from biochunk.compute import Engine
 from biochunk.embedding import MemoEncoder
 from biochunk.evaluation import chunking as evaluation
+from biochunk.generation.rewrite import Rewriter
 from biochunk.io import ANSWERS, CHUNKS, DOCUMENTS, atomic_path, read_table, write_json, write_table
 from biochunk.partitions import EngineEncoder
 
@@ -51,7 +52,7 @@ def main() -> None:
         encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
         load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
         log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
-        runs = evaluation.run_methods(docs, cp, dp.methods, encoder)
+        runs = evaluation.run_methods(docs, cp, dp.methods, encoder, rewriter=Rewriter)
 
     span_counter_of = make_counter("embedder", encoder).for_document  # one scale for every method
     metrics = {r.method: evaluation.method_metrics(r, docs, span_counter_of, answers) for r in runs}

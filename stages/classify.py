@@ -20,6 +20,7 @@ from biochunk.evaluation.qa import pr_png
 from biochunk.generation import classify, generator
 from biochunk.generation.model import load_causal_lm
 from biochunk.generation.qa import SYSTEM_CLASSIFY, Turn, classify_user, parse_yesno, prompt_parts
+from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CHUNKS, CLASSIFICATION, CLASSIFY_PREDICTIONS, atomic_path, read_table, write_json, write_table
 
 log = logging.getLogger("classify")
@@ -46,7 +47,7 @@ def main() -> None:
         test = test.sample(n=p.max_inputs, random_state=p.seed).sort_index()
 
     encoder = Encoder(ep.model, ep.batch_size, ep.device)
-    chunks = classify.memory(train, cp, encoder)
+    chunks = classify.memory(train, cp, encoder, rewriter=Rewriter)
     log.info(
         "%s: memory of %d chunks (%s) from %d training sentences; %d test sentences",
         args.dataset,

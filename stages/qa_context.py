@@ -16,6 +16,7 @@ from biochunk.datasets import qa as qa_data
 from biochunk.compute import Engine
 from biochunk.evaluation.chunking import warm_up
 from biochunk.generation import contexts
+from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CHUNKS, QA_CONTEXTS, QA_SAMPLE, atomic_path, write_json, write_table
 from biochunk.partitions import EngineEncoder
 
@@ -52,7 +53,7 @@ def main() -> None:
         encoder = EngineEncoder(engine, ep, xp.partition_rows)
         warm_up(encoder)
         t0 = time.perf_counter()
-        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder)
+        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder, rewriter=Rewriter)
         t1 = time.perf_counter()
         found = contexts.dense_contexts(chunks, questions, encoder, qp.top_k)
         t2 = time.perf_counter()

@@ -11,10 +11,11 @@ import logging
 from pathlib import Path
 
 from biochunk import cli, models, params
-from biochunk.chunking import models_used
+from biochunk.chunking import NO_CHUNKING, models_used
 from biochunk.datasets.registry import load_registry
 from biochunk.compute import Engine
 from biochunk.evaluation.retrieval import evaluate
+from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
 from biochunk.retrieval import collection, experiment
 from biochunk.partitions import EngineEncoder
@@ -39,7 +40,7 @@ def main() -> None:
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
     xp = params.section("compute", args.params)
-    methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != params.NO_CHUNKING]
+    methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != NO_CHUNKING]
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
         + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 else [])
@@ -52,7 +53,7 @@ def main() -> None:
     # not depend on the engine), without a round trip to the cluster for each question.
     with Engine(xp) as engine:
         encoder = CachedEncoder(EngineEncoder(engine, ep, xp.partition_rows), args.cache)
-        res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder)
+        res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder, rewriter=Rewriter)
     metrics = dict(res.metrics)
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from biochunk import params
-from biochunk.chunking import Chunk, Chunker, build, get, methods
+from biochunk.chunking import Chunk, Chunker, build, get, methods, models_used
 from biochunk.chunking.adaptive import AdaptiveChunker
 from biochunk.chunking.base import count_words
 from biochunk.chunking.breakpoints import GradientChunker, InterquartileChunker, PercentileChunker, StdDevChunker
@@ -30,11 +30,12 @@ from biochunk.chunking.cluster import ClusterChunker
 from biochunk.chunking.proposition import PropositionChunker
 from biochunk.chunking.recursive import LANGCHAIN_SEPARATORS, SEPARATORS, RecursiveChunker
 from biochunk.chunking.semchunk_chunker import SemchunkChunker
-from biochunk.chunking.sizing import CharSpans, Standalone, WordTable, count_chars, fit, make_counter, span_counter
+from biochunk.chunking.sizing import fit, make_counter
 from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
 from biochunk.evaluation.chunking import cut_answers
 from biochunk.params import ChunkParams
+from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
 
@@ -941,6 +942,45 @@ def test_adaptive_header_modes() -> None:
         AdaptiveChunker(MockEncoder().encode, header="generator")
 
 
+REWRITERS_MADE: list[tuple[str, dict]] = []
+
+
+class FakeRewriter:
+    """A ``RewriterFactory`` that records how chunkers build their rewriter; loads no model."""
+
+    def __init__(self, model: str, **kwargs) -> None:
+        REWRITERS_MADE.append((model, kwargs))
+
+    def propositions(self, sentences):
+        return mock_propose(sentences)
+
+    def titles(self, passages):
+        return ["A title" for _ in passages]
+
+
+def test_rewriting_chunkers_get_their_rewriter_from_the_builder() -> None:
+    # chunking never imports the generator: the builder passes a factory (the stages pass
+    # biochunk.generation.rewrite.Rewriter), called with chunk.generator as before.
+    REWRITERS_MADE.clear()
+    prop = build(ChunkParams(method="proposition", generator="my/lm"), rewriter=FakeRewriter)
+    assert REWRITERS_MADE == [("my/lm", {"temperature": 0.2, "seed": 42})]
+    assert prop.chunk("Aspirin lowers fever, and it eases pain.")[0].metadata["propositions"][0][0] == "Aspirin lowers fever"
+    with pytest.raises(ValueError, match="chunk.method proposition rewrites sentences .* must be built with a rewriter"):
+        build(ChunkParams(method="proposition"))
+    p = ChunkParams(method="adaptive", header="generator", min_words=0, threshold=0.0)
+    adaptive = build(p, MockEncoder(), rewriter=FakeRewriter)
+    assert REWRITERS_MADE[-1] == ("smollm2-135m", {})
+    assert {c.metadata["header"] for c in adaptive.chunk("Aspirin inhibits COX-1. It lowers fever.")} == {"A title"}
+    with pytest.raises(ValueError, match="chunk.header: generator .* must be built with a rewriter"):
+        build(p, MockEncoder())
+    build(ChunkParams(method="adaptive"), MockEncoder())  # phrase headers: no rewriter needed
+    # The generator is a model the stages resolve first exactly when a rewriter is needed.
+    needs = {m: get(m).needs_rewriter(p) for m in methods()}
+    assert {m for m, n in needs.items() if n} == {"adaptive", "proposition"}
+    assert ("smollm2-135m", "chunk.generator") in models_used(p, "minilm")
+    assert ("smollm2-135m", "chunk.generator") not in models_used(ChunkParams(method="adaptive"), "minilm")
+
+
 def test_rewrite_parsing_and_plain_prompt() -> None:
     from biochunk.generation.rewrite import chat_parts, parse_propositions, parse_title
 
@@ -967,7 +1007,9 @@ def test_chunk_params_header_and_generator() -> None:
 
 @pytest.mark.slow
 def test_proposition_from_params_with_the_offline_generator() -> None:
-    chunker = build(ChunkParams(method="proposition"))
+    from biochunk.generation.rewrite import Rewriter
+
+    chunker = build(ChunkParams(method="proposition"), rewriter=Rewriter)
     text = "Aspirin reduces inflammation and lowers fever."
     first = chunker.chunk(text)
     assert [c.text for c in first] == [text]

@@ -7,9 +7,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
 from biochunk.chunking.breakpoints import embed_units
-from biochunk.chunking.sizing import SpanCounter, enforce_max, make_counter, span_counter
+from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import SpanCounter, TokenCounter, count_words, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
 
@@ -17,6 +18,8 @@ EmbedFn = Callable[[Sequence[str]], np.ndarray]
 # Chunk texts in, one title each out ("" when none could be written).
 HeaderFn = Callable[[Sequence[str]], list[str]]
 UNITS = {"sentence": sentence_spans, "clause": clause_spans}
+# chunk.header: a noun-phrase title, a title written by chunk.generator, or no header.
+HEADERS = ("phrase", "generator", "none")
 
 # A unit that opens with one of these words continues its predecessor's thought
 # ("..., for 6 weeks", "... until recovery") and is never the start of a chunk.
@@ -60,8 +63,8 @@ class AdaptiveChunker(Chunker):
         headers: HeaderFn | None = None,
     ) -> None:
         super().__init__(counter, max_tokens)
-        if header not in ("phrase", "generator", "none"):
-            raise ValueError(f"chunk.header must be phrase, generator or none, got {header!r}")
+        if header not in HEADERS:
+            raise ValueError(f"chunk.header must be one of {', '.join(HEADERS)}, got {header!r}")
         if header == "generator" and headers is None:
             raise ValueError("chunk.header: generator needs a title writer (headers=...)")
         self.header = header
@@ -81,9 +84,18 @@ class AdaptiveChunker(Chunker):
         self.unit = unit
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "AdaptiveChunker":
+    def needs_rewriter(cls, params: Any) -> bool:
+        return params.header == "generator"
+
+    @classmethod
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "AdaptiveChunker":
         if encoder is None:
             raise ValueError("chunk.method adaptive needs an encoder")
+        if cls.needs_rewriter(params) and rewriter is None:
+            raise ValueError(
+                "chunk.header: generator writes titles with chunk.generator, so the chunker must be built "
+                "with a rewriter (chunking.build(..., rewriter=biochunk.generation.rewrite.Rewriter))"
+            )
         return cls(
             embed=encoder.encode,
             threshold=params.threshold,
@@ -93,7 +105,7 @@ class AdaptiveChunker(Chunker):
             counter=make_counter(params.counter, encoder),
             max_tokens=params.max_tokens,
             header=params.header,
-            headers=_generator_titles(params.generator) if params.header == "generator" else None,
+            headers=rewriter(params.generator).titles if rewriter is not None and params.header == "generator" else None,
         )
 
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
@@ -172,9 +184,3 @@ class AdaptiveChunker(Chunker):
             else:
                 out.append(pending)
         return [(s, e) for s, e, _ in out]
-
-
-def _generator_titles(model: str) -> HeaderFn:
-    from biochunk.generation.rewrite import Rewriter
-
-    return Rewriter(model, "chunk.generator").titles

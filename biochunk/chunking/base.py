@@ -8,16 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Protocol, Sequence
 
+from biochunk.corpus import Document
 from biochunk.errors import UserError
-
-TokenCounter = Callable[[str], int]
-
-
-def count_words(text: str) -> int:
-    """Default token counter: whitespace words (offline, deterministic, fast)."""
-    return len(text.split())
+from biochunk.text.counting import TokenCounter, count_words, span_counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +43,31 @@ class Chunk:
         }
 
 
+class TextRewriter(Protocol):
+    """What a chunker asks of the generator (``biochunk.generation.rewrite.Rewriter`` is one)."""
+
+    def propositions(self, sentences: Sequence[str]) -> list[list[str]]:
+        """Each sentence's atomic propositions (possibly none)."""
+        ...
+
+    def titles(self, passages: Sequence[str]) -> list[str]:
+        """A short title per passage ("" when none could be written)."""
+        ...
+
+
+class RewriterFactory(Protocol):
+    """The model param (``chunk.generator``) in, a rewriter of that model out.
+
+    Chunkers that rewrite text get one from whoever builds them, as semantic chunkers get
+    the encoder, so chunking never imports the generator (``biochunk.generation`` sits
+    above it). The builders (the stages, ``biochunk.partitions``) pass
+    ``biochunk.generation.rewrite.Rewriter`` itself, whose model loads on its first call,
+    so building a chunker costs nothing until it runs.
+    """
+
+    def __call__(self, model: str, *, temperature: float = ..., seed: int = ...) -> TextRewriter: ...
+
+
 class Chunker:
     """Base class: subclasses implement ``spans`` (or override ``chunk_batch`` to batch work)."""
 
@@ -57,7 +77,12 @@ class Chunker:
     needs_encoder: ClassVar[bool] = False
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "Chunker":
+    def needs_rewriter(cls, params: Any) -> bool:
+        """Whether from_params, with these ``chunk.*`` params, needs a rewriter (the generator)."""
+        return False
+
+    @classmethod
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "Chunker":
         """Build from the ``chunk.*`` params (``biochunk.params.ChunkParams``)."""
         raise NotImplementedError
 
@@ -79,8 +104,6 @@ class Chunker:
 
     def _build(self, text: str, spans: Iterable[tuple[int, int, dict[str, Any]]], counts: Any = None) -> list[Chunk]:
         """Chunks of the non-blank spans; ``counts``: the document's ``SpanCounter``, when one is at hand."""
-        from biochunk.chunking.sizing import span_counter  # sizing builds on this module
-
         counts = span_counter(self.counter, text, self.max_tokens) if counts is None else counts
         out = []
         for s, e, meta in spans:
@@ -131,15 +154,6 @@ def _load_builtin() -> None:
         windows,
     )
     from biochunk.chunking.biomedical import hybrid  # noqa: F401
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """A unit of the corpus being chunked (a training sentence, an article, ...)."""
-
-    doc_id: str
-    text: str
-    labels: tuple[str, ...] = ()
 
 
 def chunk_corpus(docs: Sequence[Document], chunker: Chunker, batch_size: int = 256) -> list[Chunk]:

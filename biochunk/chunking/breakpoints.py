@@ -6,8 +6,9 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
-from biochunk.chunking.sizing import enforce_max, make_counter, span_counter
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
+from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import TokenCounter, count_words, span_counter
 from biochunk.text.segment import sentence_spans
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
@@ -83,7 +84,7 @@ class BreakpointChunker(Chunker):
         self.amount = float(amount)
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "BreakpointChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "BreakpointChunker":
         if encoder is None:
             raise ValueError(f"chunk.method {cls.name} needs an encoder")
         return cls(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from biochunk.chunking.base import Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunker, RewriterFactory, register
 from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import TokenCounter, count_words
 from biochunk.text.segment import sentence_spans
 
 # Fixed so that results do not change with scikit-learn's default (10 before 1.4, "auto" after).
@@ -38,7 +39,7 @@ class ClusterChunker(Chunker):
         self.n_clusters = n_clusters
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "ClusterChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "ClusterChunker":
         return cls(n_clusters=params.n_clusters, counter=make_counter(params.counter, encoder), max_tokens=params.max_tokens)
 
     def labels(self, text: str, sentences: list[tuple[int, int]]) -> list[int]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
-from biochunk.chunking.sizing import enforce_max, make_counter, span_counter
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
+from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import TokenCounter, count_words, span_counter
 from biochunk.text.segment import sentence_spans
 
 # Sentences in, each sentence's propositions out (an empty list when the model gave none).
@@ -39,12 +40,18 @@ class PropositionChunker(Chunker):
         self.max_words = max_words
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "PropositionChunker":
-        from biochunk.generation.rewrite import Rewriter
+    def needs_rewriter(cls, params: Any) -> bool:
+        return True
 
-        rewriter = Rewriter(params.generator, "chunk.generator", temperature=0.2, seed=42)
+    @classmethod
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "PropositionChunker":
+        if rewriter is None:
+            raise ValueError(
+                "chunk.method proposition rewrites sentences with chunk.generator, so the chunker must be built "
+                "with a rewriter (chunking.build(..., rewriter=biochunk.generation.rewrite.Rewriter))"
+            )
         return cls(
-            propose=rewriter.propositions,
+            propose=rewriter(params.generator, temperature=0.2, seed=42).propositions,
             max_words=params.max_words,
             counter=make_counter(params.counter, encoder),
             max_tokens=params.max_tokens,

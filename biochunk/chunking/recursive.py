@@ -7,8 +7,9 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Any, Sequence
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
-from biochunk.chunking.sizing import SpanCounter, fit, make_counter, span_counter
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
+from biochunk.chunking.sizing import fit, make_counter
+from biochunk.text.counting import SpanCounter, TokenCounter, count_words, span_counter
 from biochunk.text.segment import ABBREVIATIONS, FINAL_IF_STARTER
 
 Span = tuple[int, int]
@@ -111,7 +112,7 @@ class RecursiveChunker(Chunker):
         self._seps = [None if not s else re.compile(s if regex else re.escape(s)) for s in separators]
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "RecursiveChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "RecursiveChunker":
         return cls(
             chunk_size=params.chunk_size,
             chunk_overlap=params.chunk_overlap,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from biochunk.chunking.base import Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunker, RewriterFactory, register
+from biochunk.chunking.sizing import make_counter
+from biochunk.text.counting import TokenCounter, count_words
 
 # semchunk's chunk size when chunk.max_tokens is null: the window of the default
 # embedder (all-MiniLM-L6-v2 reads 256 positions).
@@ -43,9 +45,7 @@ class SemchunkChunker(Chunker):
         self._chunker.token_counter = lru_cache(maxsize=1 << 16)(self._chunker.token_counter)
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "SemchunkChunker":
-        from biochunk.chunking.sizing import make_counter
-
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "SemchunkChunker":
         if encoder is None:
             raise ValueError("chunk.method semchunk counts the embedder's tokens, so it needs the encoder (embed.model)")
         size = DEFAULT_CHUNK_SIZE if params.max_tokens is None else params.max_tokens

@@ -7,9 +7,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
 from biochunk.chunking.breakpoints import embed_units, groups, neighbour_distances
-from biochunk.chunking.sizing import enforce_max, make_counter, span_counter
+from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import TokenCounter, count_words, span_counter
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 _PUNCT = frozenset(string.punctuation)
@@ -122,7 +123,7 @@ class StructuralChunker(Chunker):
         self.boundary_percentile = boundary_percentile
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "StructuralChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "StructuralChunker":
         if encoder is None:
             raise ValueError("chunk.method structural needs an encoder")
         return cls(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from biochunk.chunking.base import Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunker, RewriterFactory, register
 from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.text.counting import TokenCounter, count_words
 from biochunk.text.segment import word_spans
 
 
@@ -33,7 +34,7 @@ class FixedWindowChunker(Chunker):
         self.overlap = overlap
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "FixedWindowChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "FixedWindowChunker":
         counter = make_counter(params.counter, encoder)
         return cls(size=params.window, overlap=params.overlap, counter=counter, max_tokens=params.max_tokens)
 

@@ -6,6 +6,7 @@ and checks it, so that a broken entry fails with the dataset and field named.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from biochunk.errors import UserError
 
 REGISTRY = Path(__file__).resolve().parents[2] / "configs" / "datasets.yaml"
 TASKS = ("triples", "classification", "retrieval", "qa", "documents")
+# Dataset names reach shell command lines through dvc.yaml's ${item}: nothing a shell reads
+# specially may pass (params.yaml's data.* lists are held to it too).
+DATASET_NAME = re.compile(r"[a-z0-9_-]+")
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,6 @@ def load_registry(path: Path = REGISTRY) -> dict[str, DatasetSpec]:
         raw = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as e:
         raise UserError(f"dataset registry {path} cannot be read: {e}".replace("\n", " ")) from None
-    from biochunk.params import DATASET_NAME
-
     if not isinstance(raw, dict):
         raise UserError(f"dataset registry {path} must be a mapping of dataset names to entries")
     specs = {}

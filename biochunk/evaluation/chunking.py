@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from biochunk import chunking
-from biochunk.chunking import Document
+from biochunk.corpus import Document
 from biochunk.io import CHUNKS, atomic_path
 
 log = logging.getLogger(__name__)
@@ -43,17 +43,20 @@ def documents(df: pd.DataFrame, limit: int | None = None) -> list[Document]:
     return [Document(str(i), str(t)) for i, t in zip(rows["doc_id"], rows["text"])]
 
 
-def run_methods(docs: Sequence[Document], params: Any, methods: Sequence[str], encoder: Any) -> list[MethodRun]:
+def run_methods(
+    docs: Sequence[Document], params: Any, methods: Sequence[str], encoder: Any, rewriter: chunking.RewriterFactory | None = None
+) -> list[MethodRun]:
     """Chunk ``docs`` with each method: the ``chunk.*`` ``params`` with ``method`` replaced.
 
     Every chunker gets the same ``encoder``, so the model loads once; it is loaded
-    (and run once) before the clock starts, so no method pays for it.
+    (and run once) before the clock starts, so no method pays for it. ``rewriter`` serves
+    the methods that rewrite text with ``chunk.generator`` (``chunking.build``).
     """
     runs = []
     for method in methods:
         p = dataclasses.replace(params, method=method)
         p.validate("chunk")  # a setting may be valid for one method only (breakpoint_amount)
-        chunker = chunking.build(p, encoder)
+        chunker = chunking.build(p, encoder, rewriter=rewriter)
         t0 = time.perf_counter()
         chunks = chunking.chunk_corpus(docs, chunker)
         seconds = time.perf_counter() - t0

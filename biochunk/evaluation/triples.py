@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-Triple = tuple[str, str, str]
+from biochunk.corpus import Triple
 
 
 def _norm(t: Triple) -> Triple:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from biochunk import chunking
-from biochunk.chunking import Document
+from biochunk.corpus import Document
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import CHUNKS
 from biochunk.retrieval.dense import build_index, search
@@ -22,13 +22,16 @@ from biochunk.retrieval.dense import build_index, search
 POSITIVE, NEGATIVE = "ade", "no_ade"
 
 
-def memory(train: pd.DataFrame, chunk_params: Any, encoder: Any) -> pd.DataFrame:
-    """CHUNKS of the training sentences (chunk.method), each labelled with its sentence's class."""
+def memory(train: pd.DataFrame, chunk_params: Any, encoder: Any, rewriter: chunking.RewriterFactory | None = None) -> pd.DataFrame:
+    """CHUNKS of the training sentences (chunk.method), each labelled with its sentence's class.
+
+    ``rewriter`` serves a chunk method that rewrites text with ``chunk.generator`` (``chunking.build``).
+    """
     docs = [
         Document(str(i), str(t), (POSITIVE if y == 1 else NEGATIVE,))
         for i, t, y in zip(train["id"], train["text"], train["label"])
     ]
-    chunks = chunking.chunk_corpus(docs, chunking.build(chunk_params, encoder))
+    chunks = chunking.chunk_corpus(docs, chunking.build(chunk_params, encoder, rewriter=rewriter))
     return pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)
 
 

@@ -13,8 +13,10 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from biochunk.chunking import Document
+from biochunk.chunking import RewriterFactory
+from biochunk.corpus import Document
 from biochunk.evaluation.chunking import run_methods
+from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
 from biochunk.retrieval.dense import build_index, search
 from biochunk.vectors import embedding_texts
@@ -24,10 +26,15 @@ log = logging.getLogger(__name__)
 RETRIEVERS = ("dense",)
 
 
-def chunk_methods(corpus: pd.DataFrame, chunk_params: Any, methods: Sequence[str], encoder: Any) -> pd.DataFrame:
-    """CHUNKS of every method; chunk ids are prefixed with the method so they stay unique."""
+def chunk_methods(
+    corpus: pd.DataFrame, chunk_params: Any, methods: Sequence[str], encoder: Any, rewriter: RewriterFactory | None = None
+) -> pd.DataFrame:
+    """CHUNKS of every method; chunk ids are prefixed with the method so they stay unique.
+
+    ``rewriter`` serves the methods that rewrite text with ``chunk.generator`` (``chunking.build``).
+    """
     docs = [Document(str(d), str(t)) for d, t in zip(corpus["doc_id"], corpus["text"])]
-    runs = run_methods(docs, chunk_params, methods, encoder)
+    runs = run_methods(docs, chunk_params, methods, encoder, rewriter)
     parts = [r.chunks.assign(chunk_id=r.method + ":" + r.chunks["chunk_id"]) for r in runs]
     return pd.concat(parts, ignore_index=True)[CHUNKS.names] if parts else pd.DataFrame(columns=CHUNKS.names)
 
@@ -63,8 +70,6 @@ def gold_hits(contexts: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
 
 def context_texts(contexts: pd.DataFrame, chunks: pd.DataFrame, budget_words: int) -> dict[tuple[str, str], str]:
     """(question_id, method) -> the assembled context passage text."""
-    from biochunk.generation.qa import assemble_context
-
     text = dict(zip(chunks["chunk_id"], chunks["text"]))
     out = {}
     for (qid, method), g in contexts.sort_values("rank").groupby(["question_id", "method"], sort=False):

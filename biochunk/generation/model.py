@@ -11,13 +11,18 @@ import importlib.util
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from biochunk.errors import UserError
 from biochunk.models import offline_mode, pick_device, resolve, train_dtype
 
+if TYPE_CHECKING:
+    import torch
+
 log = logging.getLogger(__name__)
+
+# generate.quantize: auto (NF4 on CUDA when bitsandbytes is installed), nf4, none.
+QUANTIZE = ("auto", "nf4", "none")
 
 
 @dataclass
@@ -33,6 +38,8 @@ def load_causal_lm(name: str, param: str, quantize: str = "auto", device: str = 
     """``quantize``: auto (NF4 on CUDA when bitsandbytes is installed), nf4, none;
     ``device``: auto (CUDA when present), cpu, cuda, cuda:N."""
     offline_mode()
+    import torch  # heavy: imported when a model loads, not with the allowed values above (params reads QUANTIZE)
+
     # After LoRA updates, fp32 activations drift into denormal range, which x86 CPUs compute
     # tens of times slower (seen: 48 s per fine-tuning step instead of ~4 on GM-CIHT).
     torch.set_flush_denormal(True)

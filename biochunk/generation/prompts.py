@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-Triple = tuple[str, str, str]
+from biochunk.corpus import Triple
+
 INSTRUCTION = "Extract the relation triples from the sentence, one per line, as: head | relation | tail"
 
 

@@ -19,11 +19,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from biochunk import chunking
-from biochunk.chunking import Document
+from biochunk.chunking import NO_CHUNKING
+from biochunk.corpus import Document
 from biochunk.evaluation.retrieval import evaluate
-from biochunk.params import NO_CHUNKING
 from biochunk.retrieval import bm25 as bm25_mod
 from biochunk.retrieval.collection import Collection
 from biochunk.retrieval.dense import dense_run
@@ -50,11 +51,13 @@ class Results:
         log.info("%-7s %-13s nDCG@10 %.4f  R@%d %.4f", retriever, method, m["ndcg@10"], max(ks), m[f"recall@{max(ks)}"])
 
 
-def chunk_documents(docs: pd.DataFrame, method: str, params: Any, encoder: Any) -> pd.DataFrame:
+def chunk_documents(
+    docs: pd.DataFrame, method: str, params: Any, encoder: Any, rewriter: chunking.RewriterFactory | None = None
+) -> pd.DataFrame:
     """``chunk_id, doc_id, text, metadata`` of every chunk (``none``: one chunk per document, id = doc id)."""
     if method == NO_CHUNKING:
         return pd.DataFrame({"chunk_id": docs["doc_id"], "doc_id": docs["doc_id"], "text": docs["text"], "metadata": "{}"})
-    chunker = chunking.build(params, encoder)
+    chunker = chunking.build(params, encoder, rewriter=rewriter)
     chunks = chunking.chunk_corpus([Document(d, t) for d, t in zip(docs["doc_id"], docs["text"])], chunker)
     rows = [c.row() for c in chunks]
     return pd.DataFrame(rows, columns=["chunk_id", "doc_id", "text", "metadata"]) if rows else pd.DataFrame(columns=["chunk_id", "doc_id", "text", "metadata"])
@@ -66,11 +69,13 @@ def run_retrievers(
     chunk_params: Callable[[str], Any],
     encoder: Any,
     work_dir: str | Path | None = None,
+    rewriter: chunking.RewriterFactory | None = None,
 ) -> Results:
     """Every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``, evaluated.
 
     ``encoder`` embeds chunks, queries and the semantic chunkers' units; pass a
-    ``CachedEncoder`` so repeated texts are embedded once.
+    ``CachedEncoder`` so repeated texts are embedded once. ``rewriter`` serves the chunk
+    methods that rewrite text with ``chunk.generator`` (``chunking.build``).
     """
     res = Results()
     queries = coll.eval_queries()
@@ -81,7 +86,7 @@ def run_retrievers(
     try:
         for method in methods:
             t0 = time.perf_counter()
-            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder)
+            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder, rewriter)
             res.chunks[method] = len(chunks)
             res.seconds[f"chunk/{method}"] = time.perf_counter() - t0
             doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
@@ -156,8 +161,6 @@ def reshape_contexts(
     rp: Any,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """CONTEXTS rows for ``questions``: the plain top passages and the reshaped context."""
-    from tqdm import tqdm
-
     text_of = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     body = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     rows, n_clusters, n_sents = [], [], []

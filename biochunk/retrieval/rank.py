@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from biochunk.chunking.biomedical.selection import select
 from biochunk.retrieval.dense import search
 
 # (pool chunk indices in cosine order, their cosines) -> the pool positions, in selection order
@@ -26,7 +27,6 @@ def pool_selector(metadata: Sequence[str], selection: str, top_n: int) -> Select
     meta = [json.loads(m or "{}") for m in metadata]
     if not any("kind" in m for m in meta):
         return None
-    from biochunk.chunking.biomedical.selection import select
 
     def selector(idx: Sequence[int], sims: Sequence[float]) -> list[int]:
         ms = [meta[i] for i in idx]

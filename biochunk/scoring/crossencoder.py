@@ -17,6 +17,7 @@ A hub reranker (e.g. ``cross-encoder/ms-marco-MiniLM-L-6-v2``) stays a param: an
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import random
 from dataclasses import dataclass
@@ -255,8 +256,6 @@ def off_reason(folder: str | Path) -> str | None:
     Many BEIR datasets ship test judgements only; with nothing to train on, train_reranker
     writes just a report saying so, and retrieve runs without reranking.
     """
-    import json
-
     report = Path(folder) / REPORT_FILE
     if not report.is_file():
         return None

@@ -8,7 +8,7 @@ longer than a whole recursive chunker is allowed (``benchmarks/chunking_speed.py
 For the tokenizers of BERT-family embedders (MiniLM, PubMedBERT, MedCPT, BGE) every
 whitespace-separated word is tokenised on its own, so a document's count is the sum
 of its words' counts: each distinct word is tokenised once (cached across
-documents), and ``biochunk.chunking.sizing.WordTable`` counts any span by bisecting
+documents), and ``biochunk.text.counting.WordTable`` counts any span by bisecting
 the word offsets. Other tokenizers count each span on its own.
 """
 
@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Callable
 
 from biochunk.errors import UserError
 from biochunk.models import offline_mode, resolve
+from biochunk.text.counting import SpanCounter, Standalone, WordTable
 
 if TYPE_CHECKING:
     import tokenizers
-
-    from biochunk.chunking.sizing import SpanCounter
 
 # Pre-tokenizers that cut at every whitespace character and add nothing around a
 # word (no "Ġ" or "▁" prefix, unlike byte-level BPE and SentencePiece), and
@@ -95,10 +94,8 @@ class EmbedderCounter:
         self.separable = separable(tokenizer)
         self.words = _WordCounts(self)
 
-    def for_document(self, text: str) -> "SpanCounter":
+    def for_document(self, text: str) -> SpanCounter:
         """A ``SpanCounter`` of ``text``: exact counts of any span, tokenising each distinct word once."""
-        from biochunk.chunking.sizing import Standalone, WordTable
-
         if self.separable and not _AMBIGUOUS.search(text):
             return WordTable(text, self.words)
         return Standalone(self, text)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from biochunk.chunking.base import Chunk, Chunker, TokenCounter, count_words, register
+from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
 from biochunk.chunking.biomedical import entities as ent
 from biochunk.chunking.biomedical.hierarchy import FLAT, Hierarchy, dataset_hierarchy
 from biochunk.chunking.biomedical.propositions import Proposition, Scoring, extract, outside_entities
@@ -39,6 +39,7 @@ from biochunk.chunking.biomedical.triggers import TIER_BONUS, Lexicon, Trigger, 
 from biochunk.chunking.biomedical.windows import TokenRange, entity_ranges, snap, window_ranges
 from biochunk.chunking.biomedical.words import Token, tokens
 from biochunk.chunking.windows import FixedWindowChunker
+from biochunk.text.counting import TokenCounter, count_words
 from biochunk.text.segment import sentence_spans
 
 KINDS = ("proposition", "trigger_window", "entity_window", "fixed")  # precedence for duplicate spans
@@ -82,7 +83,7 @@ class HybridChunker(Chunker):
         self.dropped_oversize = 0  # pool chunks over max_tokens (the fixed fallback is split instead)
 
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None) -> "HybridChunker":
+    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "HybridChunker":
         # getattr: these keys join ChunkParams with the pipeline wiring; defaults are the full method.
         dataset = getattr(params, "dataset", "embedded")
         tiers = getattr(params, "tiers", True)

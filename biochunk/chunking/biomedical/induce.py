@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import pandas as pd
 import yaml
 
 from biochunk.chunking.biomedical.triggers import dataset_relations
@@ -69,8 +70,6 @@ def _rows(path: Path) -> list[Row]:
     if not path.exists():
         raise UserError(f"--train: file not found: {path}")
     if path.suffix == ".parquet":
-        import pandas as pd
-
         df = pd.read_parquet(path, columns=["sentence", "head", "relation", "tail"])
         return list(df.itertuples(index=False, name=None))
     if path.suffix == ".jsonl":  # GM-CIHT (and the embedded set): one triple per line

@@ -26,6 +26,7 @@ from typing import Any, Collection, Sequence
 import yaml
 
 from biochunk.chunking.biomedical.words import STOP_WORDS, Token, normalise_phrase
+from biochunk.corpus import relation_definitions
 from biochunk.errors import UserError
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
@@ -217,8 +218,6 @@ def read_yaml(p: Path) -> dict[str, Any]:
 
 def dataset_relations(dataset: str) -> list[str]:
     """The relation names of ``configs/<dataset>.yaml``."""
-    from biochunk.corpus import relation_definitions  # pandas: only when a dataset is named
-
     return list(relation_definitions(CONFIGS / f"{dataset}.yaml"))
 
 
