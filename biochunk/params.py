@@ -220,9 +220,6 @@ class RankParams:
     max_per_doc: int | None = None  # at most this many chunks of one source document in the pool (null: no cap)
 
     def validate(self, s: str) -> None:
-        from biochunk.chunking.biomedical.selection import SELECTIONS
-        from biochunk.retrieval.rank import QUERIES
-
         _between(f"{s}.top_k", self.top_k, 1, 1000)
         _between(f"{s}.top_n", self.top_n, 1, 1000)
         _one_of(f"{s}.selection", self.selection, SELECTIONS)
