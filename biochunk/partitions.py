@@ -13,7 +13,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from biochunk import chunking
@@ -50,8 +49,7 @@ def _chunker(cp: Any, ep: Any, dataset: str | None) -> chunking.Chunker:
 
 def chunk_partition(cp: Any, ep: Any, dataset: str | None, docs: Sequence[Document]) -> pa.Table:
     """CHUNKS rows of ``docs`` with the ``chunk.*`` method (``ep``: the embedder semantic chunkers use)."""
-    chunks = chunking.chunk_corpus(docs, _chunker(cp, ep, dataset))
-    return arrow_table(pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names), CHUNKS)
+    return arrow_table(chunking.chunk_table(docs, _chunker(cp, ep, dataset)), CHUNKS)
 
 
 def encode_partition(ep: Any, progress: bool, texts: Sequence[str]) -> np.ndarray:

@@ -52,7 +52,7 @@ def main() -> None:
         encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
         load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
         log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
-        runs = evaluation.run_methods(docs, cp, dp.methods, encoder, rewriter=Rewriter)
+        runs = evaluation.run_methods(docs, cp, dp.methods, encoder, rewriter=Rewriter, dataset=args.dataset)
 
     span_counter_of = make_counter("embedder", encoder).for_document  # one scale for every method
     metrics = {r.method: evaluation.method_metrics(r, docs, span_counter_of, answers) for r in runs}

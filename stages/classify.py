@@ -47,7 +47,7 @@ def main() -> None:
         test = test.sample(n=p.max_inputs, random_state=p.seed).sort_index()
 
     encoder = Encoder(ep.model, ep.batch_size, ep.device)
-    chunks = classify.memory(train, cp, encoder, rewriter=Rewriter)
+    chunks = classify.memory(train, cp, encoder, rewriter=Rewriter, dataset=args.dataset)
     log.info(
         "%s: memory of %d chunks (%s) from %d training sentences; %d test sentences",
         args.dataset,

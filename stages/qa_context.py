@@ -12,8 +12,8 @@ from pathlib import Path
 
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
-from biochunk.datasets import qa as qa_data
 from biochunk.compute import Engine
+from biochunk.datasets import qa as qa_data
 from biochunk.evaluation.chunking import warm_up
 from biochunk.generation import contexts
 from biochunk.generation.rewrite import Rewriter
@@ -53,7 +53,7 @@ def main() -> None:
         encoder = EngineEncoder(engine, ep, xp.partition_rows)
         warm_up(encoder)
         t0 = time.perf_counter()
-        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder, rewriter=Rewriter)
+        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder, rewriter=Rewriter, dataset=args.dataset)
         t1 = time.perf_counter()
         found = contexts.dense_contexts(chunks, questions, encoder, qp.top_k)
         t2 = time.perf_counter()

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from biochunk import cli, models, params
 from biochunk.chunking import NO_CHUNKING, models_used
-from biochunk.datasets.registry import load_registry
 from biochunk.compute import Engine
+from biochunk.datasets.registry import load_registry
 from biochunk.evaluation.retrieval import evaluate
 from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
-from biochunk.retrieval import collection, experiment
 from biochunk.partitions import EngineEncoder
+from biochunk.retrieval import collection, experiment
 from biochunk.retrieval.cache import CachedEncoder
 from biochunk.scoring import crossencoder
 
@@ -53,7 +53,7 @@ def main() -> None:
     # not depend on the engine), without a round trip to the cluster for each question.
     with Engine(xp) as engine:
         encoder = CachedEncoder(EngineEncoder(engine, ep, xp.partition_rows), args.cache)
-        res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder, rewriter=Rewriter)
+        res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder, rewriter=Rewriter, dataset=args.dataset)
     metrics = dict(res.metrics)
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))

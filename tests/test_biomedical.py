@@ -9,7 +9,6 @@ hyphenated names. The spaCy NER tests load the small model once (module fixture)
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -496,18 +495,20 @@ def test_hybrid_switches(gm) -> None:
     assert [(c.start, c.end) for c in bare.chunk(text)] == [(s, e) for s, e, _ in FixedWindowChunker(size=5).spans(text)]
 
 
-def test_hybrid_from_params_before_and_after_the_new_keys() -> None:
-    chunker = build(ChunkParams(method="hybrid"))  # the keys are not in ChunkParams yet
+def test_hybrid_is_built_from_typed_params_and_its_dataset() -> None:
+    chunker = build(ChunkParams(method="hybrid"), dataset="embedded")
     assert isinstance(chunker, HybridChunker) and chunker.lexicon.source.endswith("embedded.yaml")
-    params = SimpleNamespace(
-        method="hybrid", dataset="gm-ciht", entity_windows=False, propositions=True, tiers=False, hierarchy=False,
-        entities="regex", max_tokens=None,
-    )  # fmt: skip
-    chunker = HybridChunker.from_params(params)
+    params = ChunkParams(method="hybrid", entity_windows=False, propositions=True, tiers=False, hierarchy=False)
+    chunker = build(params, dataset="gm-ciht")
     assert chunker.lexicon.source.endswith("gm-ciht.yaml") and not chunker.entity_windows
     assert not chunker.trigger_windows and chunker.scoring == Scoring(FLAT, tiers=False)
+    # chunk.counter reaches the hybrid chunker too (it used to count words whatever was set).
+    assert build(ChunkParams(method="hybrid", counter="chars"), dataset="embedded").counter("ab cd") == 5
     with pytest.raises(UserError, match="no trigger lexicon for dataset 'scifact'"):
-        HybridChunker.from_params(SimpleNamespace(dataset="scifact"))
+        build(ChunkParams(method="hybrid"), dataset="scifact")
+    # No dataset, no silent stand-in: another dataset's triggers would be used without a word.
+    with pytest.raises(UserError, match="chunk.method hybrid reads a dataset's trigger lexicon"):
+        build(ChunkParams(method="hybrid"))
 
 
 def test_hybrid_is_registered() -> None:

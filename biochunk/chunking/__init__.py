@@ -1,15 +1,17 @@
 """Chunkers: one interface (``Chunker.chunk(text) -> list[Chunk]``), selected by name."""
 
-from dataclasses import fields
-from types import SimpleNamespace
 from typing import Any
+
+import pandas as pd
 
 from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, chunk_corpus, get, methods, register
 from biochunk.corpus import Document
+from biochunk.errors import UserError
+from biochunk.io import CHUNKS
 
 __all__ = [
-    "NO_CHUNKING", "Chunk", "Chunker", "Document", "RewriterFactory", "build", "chunk_corpus", "get", "methods",
-    "models_used", "register",
+    "NO_CHUNKING", "Chunk", "Chunker", "Document", "RewriterFactory", "build", "chunk_corpus", "chunk_table", "get",
+    "methods", "models_used", "register",
 ]  # fmt: skip
 
 # Not a chunker: the chunk method value that keeps each document whole, as one chunk
@@ -22,11 +24,25 @@ def build(params: Any, encoder: Any = None, dataset: str | None = None, rewriter
     ``rewriter`` the chunkers that rewrite text with ``chunk.generator`` (``Chunker.needs_rewriter``).
 
     ``dataset`` names the per-dataset domain configuration (trigger lexicon, relation
-    hierarchy) for the chunkers that read one; it is not a user param.
+    hierarchy) for the chunkers that read one (``Chunker.needs_dataset``); it is not a user
+    param, and such a chunker is never built without it.
     """
-    if dataset is not None:
-        params = SimpleNamespace(**{f.name: getattr(params, f.name) for f in fields(params)}, dataset=dataset)
-    return get(params.method).from_params(params, encoder, rewriter)
+    cls = get(params.method)
+    if not cls.needs_dataset:
+        return cls.from_params(params, encoder, rewriter)
+    if dataset is None:
+        raise UserError(
+            f"chunk.method {params.method} reads a dataset's trigger lexicon and relation hierarchy "
+            "(configs/triggers/<dataset>.yaml): build it for a named dataset"
+        )
+    return cls.from_params(params, encoder, rewriter, dataset=dataset)
+
+
+def chunk_table(docs: Any, chunker: Chunker) -> pd.DataFrame:
+    """The CHUNKS table of ``docs`` (``Document`` list) cut by ``chunker``: the one place a
+    chunk list becomes a table, so every branch reads the same columns and ids."""
+    rows = [c.row() for c in chunk_corpus(docs, chunker)]
+    return pd.DataFrame(rows, columns=CHUNKS.names)
 
 
 def models_used(params: Any, embed_model: str, method: str | None = None) -> list[tuple[str, str]]:

@@ -75,6 +75,8 @@ class Chunker:
     # Whether from_params needs the encoder: semantic chunkers embed their units, and
     # token-window chunkers (semchunk) take the embedder's tokenizer from it.
     needs_encoder: ClassVar[bool] = False
+    # Reads per-dataset domain configuration (``chunking.build`` passes ``dataset=``).
+    needs_dataset: ClassVar[bool] = False
 
     @classmethod
     def needs_rewriter(cls, params: Any) -> bool:

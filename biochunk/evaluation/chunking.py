@@ -21,7 +21,7 @@ import pandas as pd
 
 from biochunk import chunking
 from biochunk.corpus import Document
-from biochunk.io import CHUNKS, atomic_path
+from biochunk.io import atomic_path
 
 log = logging.getLogger(__name__)
 
@@ -44,23 +44,28 @@ def documents(df: pd.DataFrame, limit: int | None = None) -> list[Document]:
 
 
 def run_methods(
-    docs: Sequence[Document], params: Any, methods: Sequence[str], encoder: Any, rewriter: chunking.RewriterFactory | None = None
+    docs: Sequence[Document],
+    params: Any,
+    methods: Sequence[str],
+    encoder: Any,
+    rewriter: chunking.RewriterFactory | None = None,
+    dataset: str | None = None,
 ) -> list[MethodRun]:
     """Chunk ``docs`` with each method: the ``chunk.*`` ``params`` with ``method`` replaced.
 
     Every chunker gets the same ``encoder``, so the model loads once; it is loaded
     (and run once) before the clock starts, so no method pays for it. ``rewriter`` serves
-    the methods that rewrite text with ``chunk.generator`` (``chunking.build``).
+    the methods that rewrite text with ``chunk.generator``, ``dataset`` the ones that read a
+    dataset's domain configuration (``chunking.build``).
     """
     runs = []
     for method in methods:
         p = dataclasses.replace(params, method=method)
         p.validate("chunk")  # a setting may be valid for one method only (breakpoint_amount)
-        chunker = chunking.build(p, encoder, rewriter=rewriter)
+        chunker = chunking.build(p, encoder, dataset=dataset, rewriter=rewriter)
         t0 = time.perf_counter()
-        chunks = chunking.chunk_corpus(docs, chunker)
+        df = chunking.chunk_table(docs, chunker)
         seconds = time.perf_counter() - t0
-        df = pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)
         unit = "embedder" if method == "semchunk" else p.counter
         runs.append(MethodRun(method, df, seconds, unit))
         log.info("%s: %d chunks in %.1f s", method, len(df), seconds)

@@ -16,13 +16,14 @@ import pandas as pd
 from biochunk import chunking
 from biochunk.corpus import Document
 from biochunk.evaluation.stats import bootstrap_ci
-from biochunk.io import CHUNKS
-from biochunk.retrieval.dense import build_index, search
+from biochunk.retrieval.dense import embed_search
 
 POSITIVE, NEGATIVE = "ade", "no_ade"
 
 
-def memory(train: pd.DataFrame, chunk_params: Any, encoder: Any, rewriter: chunking.RewriterFactory | None = None) -> pd.DataFrame:
+def memory(
+    train: pd.DataFrame, chunk_params: Any, encoder: Any, rewriter: chunking.RewriterFactory | None = None, dataset: str | None = None
+) -> pd.DataFrame:
     """CHUNKS of the training sentences (chunk.method), each labelled with its sentence's class.
 
     ``rewriter`` serves a chunk method that rewrites text with ``chunk.generator`` (``chunking.build``).
@@ -31,8 +32,7 @@ def memory(train: pd.DataFrame, chunk_params: Any, encoder: Any, rewriter: chunk
         Document(str(i), str(t), (POSITIVE if y == 1 else NEGATIVE,))
         for i, t, y in zip(train["id"], train["text"], train["label"])
     ]
-    chunks = chunking.chunk_corpus(docs, chunking.build(chunk_params, encoder, rewriter=rewriter))
-    return pd.DataFrame([c.row() for c in chunks], columns=CHUNKS.names)
+    return chunking.chunk_table(docs, chunking.build(chunk_params, encoder, dataset=dataset, rewriter=rewriter))
 
 
 def evidence(
@@ -44,10 +44,9 @@ def evidence(
     """
     if k == 0 or not len(queries):
         return [[] for _ in range(len(queries))]
-    index = build_index(encoder.encode(list(chunks["text"]), progress=True))
     rows_of = chunks.groupby("doc_id").indices
     exclude = [set(rows_of.get(str(i), [])) for i in queries["id"]] if exclude_own else None
-    _, ids = search(index, encoder.encode(list(queries["text"])), min(k, len(chunks)), exclude)
+    _, ids = embed_search(encoder, chunks, encoder.encode(list(queries["text"])), k, exclude)
     texts, labels = chunks["text"].to_numpy(), chunks["labels"].to_numpy()
     return [[(str(texts[j]), POSITIVE in list(labels[j])) for j in row if j >= 0] for row in ids]
 

@@ -18,8 +18,7 @@ from biochunk.corpus import Document
 from biochunk.evaluation.chunking import run_methods
 from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
-from biochunk.retrieval.dense import build_index, search
-from biochunk.vectors import embedding_texts
+from biochunk.retrieval.dense import embed_search
 
 log = logging.getLogger(__name__)
 
@@ -27,14 +26,19 @@ RETRIEVERS = ("dense",)
 
 
 def chunk_methods(
-    corpus: pd.DataFrame, chunk_params: Any, methods: Sequence[str], encoder: Any, rewriter: RewriterFactory | None = None
+    corpus: pd.DataFrame,
+    chunk_params: Any,
+    methods: Sequence[str],
+    encoder: Any,
+    rewriter: RewriterFactory | None = None,
+    dataset: str | None = None,
 ) -> pd.DataFrame:
     """CHUNKS of every method; chunk ids are prefixed with the method so they stay unique.
 
     ``rewriter`` serves the methods that rewrite text with ``chunk.generator`` (``chunking.build``).
     """
     docs = [Document(str(d), str(t)) for d, t in zip(corpus["doc_id"], corpus["text"])]
-    runs = run_methods(docs, chunk_params, methods, encoder, rewriter)
+    runs = run_methods(docs, chunk_params, methods, encoder, rewriter, dataset)
     parts = [r.chunks.assign(chunk_id=r.method + ":" + r.chunks["chunk_id"]) for r in runs]
     return pd.concat(parts, ignore_index=True)[CHUNKS.names] if parts else pd.DataFrame(columns=CHUNKS.names)
 
@@ -46,9 +50,7 @@ def dense_contexts(chunks: pd.DataFrame, questions: pd.DataFrame, encoder: Any, 
     for method, g in chunks.groupby("method", sort=True):
         g = g.reset_index(drop=True)
         log.info("%s: embedding %d chunks", method, len(g))
-        # Embedded as the embed stage does: a micro-header first, propositions for their chunk.
-        index = build_index(encoder.encode(embedding_texts(g), progress=True))
-        scores, ids = search(index, q_vecs, min(top_k, len(g)))
+        scores, ids = embed_search(encoder, g, q_vecs, top_k)
         for qid, srow, irow in zip(questions["id"], scores, ids):
             for rank, (s, i) in enumerate(zip(srow, irow), start=1):
                 if i < 0:

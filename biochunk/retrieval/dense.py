@@ -23,6 +23,7 @@ import numpy as np
 
 from biochunk.errors import UserError
 from biochunk.io import atomic_path
+from biochunk.vectors import embedding_texts
 
 log = logging.getLogger(__name__)
 
@@ -239,6 +240,31 @@ def search(
         out_s[r, : len(keep)] = scores[r, keep]
         out_i[r, : len(keep)] = ids[r, keep]
     return out_s, out_i
+
+
+def embed_chunks(encoder: Any, chunks: Any) -> np.ndarray:
+    """Normalised vectors of a CHUNKS-like table (``text``, ``metadata``), each chunk embedded
+    by the project's one rule (``vectors.embedding_text``: a micro-header first, propositions
+    for their chunk). The embed stage writes the same vectors for the triple branch."""
+    return encoder.encode(embedding_texts(chunks), progress=True)
+
+
+def embed_search(
+    encoder: Any,
+    chunks: Any,
+    query_vecs: np.ndarray,
+    k: int,
+    exclude: Sequence[set[int]] | None = None,
+    kind: str = "flat",
+    use_gpu: str = "auto",
+) -> tuple[np.ndarray, np.ndarray]:
+    """The one dense search over a chunk table that no stage has embedded yet (QA contexts,
+    classification evidence, reshaping passages): ``embed_chunks``, an index, ``search``.
+    Returns (scores, row positions in ``chunks``), padded with -1 as ``search`` does."""
+    if len(chunks) == 0:
+        return np.zeros((len(query_vecs), 0), np.float32), np.zeros((len(query_vecs), 0), np.int64)
+    index = to_device(build_index(embed_chunks(encoder, chunks), kind), use_gpu)
+    return search(index, query_vecs, min(k, len(chunks)), exclude)
 
 
 def dense_run(

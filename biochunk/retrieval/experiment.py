@@ -27,10 +27,9 @@ from biochunk.corpus import Document
 from biochunk.evaluation.retrieval import evaluate
 from biochunk.retrieval import bm25 as bm25_mod
 from biochunk.retrieval.collection import Collection
-from biochunk.retrieval.dense import dense_run
+from biochunk.retrieval.dense import dense_run, embed_chunks
 from biochunk.retrieval.fusion import Run, rrf, to_documents
 from biochunk.retrieval.reshape import reshape
-from biochunk.vectors import embedding_texts
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +51,18 @@ class Results:
 
 
 def chunk_documents(
-    docs: pd.DataFrame, method: str, params: Any, encoder: Any, rewriter: chunking.RewriterFactory | None = None
+    docs: pd.DataFrame,
+    method: str,
+    params: Any,
+    encoder: Any,
+    rewriter: chunking.RewriterFactory | None = None,
+    dataset: str | None = None,
 ) -> pd.DataFrame:
-    """``chunk_id, doc_id, text, metadata`` of every chunk (``none``: one chunk per document, id = doc id)."""
+    """The chunk table (``chunking.chunk_table``) of ``docs``; ``none``: one chunk per document, id = doc id."""
     if method == NO_CHUNKING:
         return pd.DataFrame({"chunk_id": docs["doc_id"], "doc_id": docs["doc_id"], "text": docs["text"], "metadata": "{}"})
-    chunker = chunking.build(params, encoder, rewriter=rewriter)
-    chunks = chunking.chunk_corpus([Document(d, t) for d, t in zip(docs["doc_id"], docs["text"])], chunker)
-    rows = [c.row() for c in chunks]
-    return pd.DataFrame(rows, columns=["chunk_id", "doc_id", "text", "metadata"]) if rows else pd.DataFrame(columns=["chunk_id", "doc_id", "text", "metadata"])
+    chunker = chunking.build(params, encoder, dataset=dataset, rewriter=rewriter)
+    return chunking.chunk_table([Document(d, t) for d, t in zip(docs["doc_id"], docs["text"])], chunker)
 
 
 def run_retrievers(
@@ -70,6 +72,7 @@ def run_retrievers(
     encoder: Any,
     work_dir: str | Path | None = None,
     rewriter: chunking.RewriterFactory | None = None,
+    dataset: str | None = None,
 ) -> Results:
     """Every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``, evaluated.
 
@@ -86,7 +89,7 @@ def run_retrievers(
     try:
         for method in methods:
             t0 = time.perf_counter()
-            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder, rewriter)
+            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder, rewriter, dataset)
             res.chunks[method] = len(chunks)
             res.seconds[f"chunk/{method}"] = time.perf_counter() - t0
             doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
@@ -100,9 +103,7 @@ def run_retrievers(
                 res.seconds[f"bm25/{method}"] = time.perf_counter() - t0
             if method in rp.dense_methods:
                 t0 = time.perf_counter()
-                # Embedded as the embed stage does: a micro-header first, propositions for their chunk.
-                vecs = encoder.encode(embedding_texts(chunks), progress=True)
-                run = dense_run(vecs, ids, qvecs, qids, rp.depth, rp.index, rp.use_gpu)
+                run = dense_run(embed_chunks(encoder, chunks), ids, qvecs, qids, rp.depth, rp.index, rp.use_gpu)
                 doc_runs["dense"] = to_documents(run, doc_of, rp.aggregate)
                 res.seconds[f"dense/{method}"] = time.perf_counter() - t0
             if len(doc_runs) == 2:

@@ -38,6 +38,7 @@ from biochunk.chunking.biomedical.propositions import Proposition, Scoring, extr
 from biochunk.chunking.biomedical.triggers import TIER_BONUS, Lexicon, Trigger, dataset_lexicon, find_triggers
 from biochunk.chunking.biomedical.windows import TokenRange, entity_ranges, snap, window_ranges
 from biochunk.chunking.biomedical.words import Token, tokens
+from biochunk.chunking.sizing import make_counter
 from biochunk.chunking.windows import FixedWindowChunker
 from biochunk.text.counting import TokenCounter, count_words
 from biochunk.text.segment import sentence_spans
@@ -82,21 +83,26 @@ class HybridChunker(Chunker):
         self.fallback = FixedWindowChunker(size=FIXED_WORDS, overlap=0, counter=counter, max_tokens=max_tokens)
         self.dropped_oversize = 0  # pool chunks over max_tokens (the fixed fallback is split instead)
 
+    needs_dataset = True  # configs/triggers/<dataset>.yaml, configs/hierarchy/<dataset>.yaml
+
     @classmethod
-    def from_params(cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None) -> "HybridChunker":
-        # getattr: these keys join ChunkParams with the pipeline wiring; defaults are the full method.
-        dataset = getattr(params, "dataset", "embedded")
-        tiers = getattr(params, "tiers", True)
+    def from_params(
+        cls, params: Any, encoder: Any = None, rewriter: RewriterFactory | None = None, dataset: str | None = None
+    ) -> "HybridChunker":
+        """From ``ChunkParams`` and the dataset whose lexicon and hierarchy it reads (no default:
+        another dataset's triggers would silently stand in)."""
+        if dataset is None:
+            raise ValueError("chunk.method hybrid needs the dataset whose triggers and hierarchy it reads")
         return cls(
             lexicon=dataset_lexicon(dataset),
             hierarchy=dataset_hierarchy(dataset),
-            entity_windows=getattr(params, "entity_windows", True),
-            propositions=getattr(params, "propositions", True),
-            tiers=tiers,
-            use_hierarchy=getattr(params, "hierarchy", True),
-            trigger_windows=getattr(params, "trigger_windows", tiers),
-            entities=getattr(params, "entities", "regex"),
-            max_tokens=getattr(params, "max_tokens", None),
+            entity_windows=params.entity_windows,
+            propositions=params.propositions,
+            tiers=params.tiers,
+            use_hierarchy=params.hierarchy,
+            entities=params.entities,
+            counter=make_counter(params.counter, encoder),
+            max_tokens=params.max_tokens,
         )
 
     def spans(self, text: str) -> list[tuple[int, int, dict[str, Any]]]:
