@@ -290,7 +290,7 @@ CASES: list[Case] = [
     case("inf-top-k", "params", DL, "rank.top_k", params={"rank.top_k": INF}),
     case("nan-breakpoint-amount", "params", CHUNK, "chunk.breakpoint_amount", params={"chunk.breakpoint_amount": NAN}),
     case("nan-boundary-percentile", "params", CHUNK, "chunk.boundary_percentile", params={"chunk.boundary_percentile": NAN}),
-    case("nan-reshape-threshold", "params", DL, "retrieve.reshape_threshold", params={"retrieve.reshape_threshold": NAN}),
+    case("nan-reshape-threshold", "params", DL, "reshape.threshold", params={"reshape.threshold": NAN}),
     # -- params: data.* (read by dvc.yaml, now checked by every stage)
     case("data-datasets-empty", "params", CHUNK, "data.triples", params={"data.datasets": []}),
     case("data-unknown-dataset", "params", DL, "data.datasets", params={"data.datasets": ["embedded", "pubmedqa"]}),
@@ -383,7 +383,7 @@ CASES: list[Case] = [
     # -- datasets without training judgements: handled, and said so
     case("beir-without-train-qrels", "judgements", RERANKER, expect="ok", params={"data.datasets": ["embedded", "scifact"], "data.retrieval": ["scifact"]}, files={"data": retrieval_data([("q1", "d1", 1, "test")])}, check=all_of(report("rr/report.json", reranking=False, trained=False), no_file("rr/reranker_head.pt"))),
     case("bioasq-all-batches-held-out", "judgements", ("train_reranker.py", ("--dataset", "bioasq", "--data", "{d}/data", "--out", "{d}/rr"), ("rr",)), expect="ok", params={"retrieve.qa_test_splits": ["B1"]}, files={"data": bioasq_data}, check=report("rr/report.json", reranking=False)),
-    case("retrieve-with-reranking-off", "judgements", RETRIEVE, expect="ok", needs="pyserini", params={"retrieve.bm25_methods": ["none"], "retrieve.dense_methods": [], "retrieve.ks": [1, 2], "retrieve.depth": 3, "retrieve.save_depth": 3, "retrieve.rerank_depth": 2, "retrieve.reshape_passages": 3}, files={"data": retrieval_data([("q1", "d1", 1, "test")]), "rr/report.json": json.dumps({"reranking": False, "reason": "no training judgements in data"}).encode()}, check=report("m.json", rerank={"skipped": "no training judgements in data"})),
+    case("retrieve-with-reranking-off", "judgements", RETRIEVE, expect="ok", needs="pyserini", params={"retrieve.bm25_methods": ["none"], "retrieve.dense_methods": [], "retrieve.ks": [1, 2], "retrieve.depth": 3, "retrieve.save_depth": 3, "retrieve.rerank_depth": 2, "reshape.passages": 3}, files={"data": retrieval_data([("q1", "d1", 1, "test")]), "rr/report.json": json.dumps({"reranking": False, "reason": "no training judgements in data"}).encode()}, check=report("m.json", rerank={"skipped": "no training judgements in data"})),
 ]  # fmt: skip
 
 

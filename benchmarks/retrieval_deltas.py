@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from retrieval_table import RETRIEVERS, ordered  # the script's own folder: one row order for both tables
+
 from biochunk import cli
 from biochunk.chunking import NO_CHUNKING
 from biochunk.datasets.registry import load_registry
@@ -20,7 +22,6 @@ from biochunk.errors import UserError
 from biochunk.evaluation.retrieval import paired_delta
 from biochunk.io import RUNS, read_table, write_json
 from biochunk.retrieval import collection
-from retrieval_table import RETRIEVERS, ordered  # the script's own folder: one row order for both tables
 
 
 def read_runs(paths: list[Path]) -> dict[tuple[str, str], dict[str, list[tuple[str, float]]]]:

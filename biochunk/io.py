@@ -343,7 +343,8 @@ QA_ITEMS = pa.schema(
 # The questions a run uses: `role` is answer (scored) or example (in-context, another split).
 QA_SAMPLE = pa.schema(list(QA_ITEMS) + [pa.field("role", pa.string())])
 
-# Retrieved chunks per question and chunk method, best first (rank 1).
+# What each question's context is made of, per arm (a chunk method, reshaped, gold), in reading
+# order (rank 1 first); the chunk ids point into the qa_context chunks table.
 QA_CONTEXTS = pa.schema(
     [
         ("question_id", pa.string()),
@@ -360,7 +361,8 @@ QA_CONTEXTS = pa.schema(
 QA_ANSWERS = pa.schema(
     [
         ("question_id", pa.string()),
-        ("method", pa.string()),
+        ("method", pa.string()),  # the context arm: a chunk method, reshaped, gold or none
+        ("context", pa.string()),  # the question's context as the model read it ("" for none)
         ("prompt", pa.string()),
         ("raw_output", pa.string()),
         ("answer", pa.string()),  # parsed: the first line without an "Answer:" lead-in

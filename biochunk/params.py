@@ -33,10 +33,10 @@ from biochunk.chunking.biomedical.entities import ENTITY_MODES
 from biochunk.chunking.biomedical.selection import SELECTIONS
 from biochunk.chunking.sizing import COUNTERS
 from biochunk.compute import ENGINES
-from biochunk.datasets.qa import QA_DATASETS
+from biochunk.datasets.qa import BIOASQ_UNITS, QA_DATASETS
 from biochunk.datasets.registry import DATASET_NAME, load_registry
 from biochunk.errors import UserError
-from biochunk.generation.contexts import RETRIEVERS
+from biochunk.generation.contexts import CONTEXT_MODES, RETRIEVERS
 from biochunk.generation.model import QUANTIZE
 from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
 from biochunk.retrieval.fusion import AGGREGATIONS
@@ -250,11 +250,7 @@ class RetrieveParams:
     rerank_depth: int = 10  # BM25 documents per query that the cross-encoder reorders
     # QA datasets: batches held out of reranker training; reranking and reshaping use them.
     qa_test_splits: list[str] = field(default_factory=lambda: ["11B1", "11B2", "11B3", "11B4"])
-    reshape_questions: int | None = 100  # held-out questions given reshaped contexts (null: all)
-    reshape_passages: int = 20  # retrieved passages split into sentences per question
-    reshape_threshold: float = 0.6  # community detection: cosine to a community's centre
-    reshape_keep: int = 4  # TextRank sentences kept per community (paper: 4, 10, 15)
-    reshape_top_m: int = 5  # communities kept, ranked by the cross-encoder (paper: 5, 10)
+    reshape_questions: int | None = 100  # held-out questions given reshaped contexts (null: all; settings: reshape.*)
     seed: int = 42
 
     def validate(self, s: str) -> None:
@@ -289,10 +285,6 @@ class RetrieveParams:
         _between(f"{s}.save_depth", self.save_depth, 1, self.depth)
         _between(f"{s}.rerank_depth", self.rerank_depth, 0, self.depth)
         _between(f"{s}.reshape_questions", self.reshape_questions, 0, None)
-        _between(f"{s}.reshape_passages", self.reshape_passages, 1, self.depth)
-        _between(f"{s}.reshape_threshold", self.reshape_threshold, 0.0, 1.0)
-        _between(f"{s}.reshape_keep", self.reshape_keep, 1, None)
-        _between(f"{s}.reshape_top_m", self.reshape_top_m, 1, None)
 
     def chunk_params(self, chunk: "ChunkParams", method: str) -> "ChunkParams":
         """``chunk`` with this section's overrides and ``method`` in place (validated)."""
@@ -396,9 +388,18 @@ class QAParams:
     example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
     n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
     max_new_tokens: int = 48
+    # What the model reads, one arm each: retrieved (one arm per chunk method of `methods`),
+    # reshaped (reshape.*), gold (the gold passages), none (no context).
+    contexts: list[str] = field(default_factory=lambda: ["retrieved"])
     seed: int = 42
 
     def validate(self, s: str) -> None:
+        if not self.contexts:
+            raise UserError(f"{s}.contexts must name at least one context; allowed: {', '.join(CONTEXT_MODES)}")
+        for c in self.contexts:
+            _one_of(f"{s}.contexts", c, CONTEXT_MODES)
+        if len(set(self.contexts)) != len(self.contexts):
+            raise UserError(f"{s}.contexts lists a context more than once")
         if not self.methods:
             raise UserError(f"{s}.methods must name at least one chunk method; allowed: {', '.join(base.methods())}")
         for m in self.methods:
@@ -412,6 +413,30 @@ class QAParams:
         _between(f"{s}.max_questions", self.max_questions, 1, None)
         _between(f"{s}.n_examples", self.n_examples, 0, 10)
         _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 2048)
+
+
+@dataclass(frozen=True)
+class CorpusParams:
+    # BioASQ's gold snippets as documents, the same for retrieval and QA (datasets.qa.bioasq_corpus).
+    bioasq_unit: str = "record"  # record: one document per PubMed record | snippet: one per distinct snippet text
+
+    def validate(self, s: str) -> None:
+        _one_of(f"{s}.bioasq_unit", self.bioasq_unit, BIOASQ_UNITS)
+
+
+@dataclass(frozen=True)
+class ReshapeParams:
+    # Context reshaping (retrieval.reshape), for retrieve's BioASQ contexts and qa.contexts: reshaped.
+    passages: int = 20  # retrieved passages split into sentences per question
+    threshold: float = 0.6  # community detection: cosine to a community's centre
+    keep: int = 4  # TextRank sentences kept per community (paper: 4, 10, 15)
+    top_m: int = 5  # communities kept, best first (paper: 5, 10)
+
+    def validate(self, s: str) -> None:
+        _between(f"{s}.passages", self.passages, 1, 1000)
+        _between(f"{s}.threshold", self.threshold, 0.0, 1.0)
+        _between(f"{s}.keep", self.keep, 1, None)
+        _between(f"{s}.top_m", self.top_m, 1, None)
 
 
 @dataclass(frozen=True)
@@ -489,6 +514,8 @@ SECTIONS: dict[str, type] = {
     "generate": GenerateParams,
     "evaluate": EvaluateParams,
     "qa": QAParams,
+    "corpus": CorpusParams,
+    "reshape": ReshapeParams,
     "evaluate_qa": EvaluateQAParams,
     "classify": ClassifyParams,
     "compute": ComputeParams,
@@ -587,7 +614,11 @@ def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | 
 
 
 # Keys that moved to another section: a params.yaml written before the move gets told where.
-MOVED = {"chunk.ranking": "rank.selection", "chunk.top_n": "rank.top_n"}
+MOVED = {
+    "chunk.ranking": "rank.selection",
+    "chunk.top_n": "rank.top_n",
+    **{f"retrieve.reshape_{k}": f"reshape.{k}" for k in ("passages", "threshold", "keep", "top_m")},
+}
 
 
 def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:

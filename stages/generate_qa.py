@@ -17,7 +17,7 @@ from biochunk.generation import generator
 from biochunk.generation.contexts import context_texts
 from biochunk.generation.model import load_causal_lm
 from biochunk.generation.qa import SYSTEM_QA, Turn, parse_answer, parse_yesno, prompt_parts, qa_user
-from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_table, write_json, write_table
+from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table, write_json, write_table
 
 log = logging.getLogger("generate_qa")
 
@@ -40,25 +40,29 @@ def main() -> None:
     lm = load_causal_lm(gp.model, "generate.model", gp.quantize)
 
     rows, report = [], {"methods": {}}
-    for method in sorted(found["method"].unique()):
+    # The arms qa_context built (qa.contexts); "none" has no context rows, so it is named there.
+    for method in read_json(args.qa / "report.json")["arms"]:
+        # An example shows the prompt shape of its arm: with its own context, or none.
         examples = [
-            Turn(qa_user(q, texts[(i, method)]), refs[0].strip())
+            Turn(qa_user(q, texts.get((i, method), "")), refs[0].strip())
             for i, q, refs in zip(pool["id"], pool["question"], pool["references"])
-            if (i, method) in texts
+            if method == "none" or (i, method) in texts
         ][: qp.n_examples]
+        contexts = [texts.get((i, method), "") for i in answered["id"]]
         parts = [
-            prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, texts.get((i, method), ""))))
-            for i, q in zip(answered["id"], answered["question"])
+            prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, c)))
+            for q, c in zip(answered["question"], contexts)
         ]
         prefix = parts[0][0] if parts else ""
         t0 = time.perf_counter()
         raw = generator.generate(lm, prefix, [s for _, s in parts], qp.max_new_tokens, gp.gen_batch_size)
         seconds = time.perf_counter() - t0
-        for qid, (a, b), text in zip(answered["id"], parts, raw):
+        for qid, context, (a, b), text in zip(answered["id"], contexts, parts, raw):
             rows.append(
                 {
                     "question_id": qid,
                     "method": method,
+                    "context": context,
                     "prompt": a + b,
                     "raw_output": text,
                     "answer": parse_answer(text),

@@ -10,6 +10,8 @@ import logging
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
 from biochunk.compute import Engine
@@ -34,9 +36,12 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     xp = params.section("compute", args.params)
-    models.require([(ep.model, "embed.model"), *(u for m in qp.methods for u in models_used(cp, ep.model, m))])
+    rs = params.section("reshape", args.params)
+    unit = params.section("corpus", args.params)
+    methods = qp.methods if "retrieved" in qp.contexts else []
+    models.require([(ep.model, "embed.model"), *(u for m in methods for u in models_used(cp, ep.model, m))])
 
-    data = qa_data.load(args.dataset, args.data, qp.seed)
+    data = qa_data.load(args.dataset, args.data, qp.seed, unit.bioasq_unit)
     source = qa_data.example_split(data.items, qp.example_split)
     questions = qa_data.sample(data.items, source, qp.max_questions, qp.n_examples, qp.seed)
     corpus = data.corpus
@@ -53,10 +58,20 @@ def main() -> None:
         encoder = EngineEncoder(engine, ep, xp.partition_rows)
         warm_up(encoder)
         t0 = time.perf_counter()
-        chunks = contexts.chunk_methods(corpus, cp, qp.methods, encoder, rewriter=Rewriter, dataset=args.dataset)
+        chunks = contexts.chunk_methods(corpus, cp, methods, encoder, rewriter=Rewriter, dataset=args.dataset)
         t1 = time.perf_counter()
         found = contexts.dense_contexts(chunks, questions, encoder, qp.top_k)
         t2 = time.perf_counter()
+        extra: dict = {}
+        parts = [(chunks, found)]
+        if "reshaped" in qp.contexts:
+            rc, rf, extra["reshape"] = contexts.reshaped_contexts(corpus, questions, encoder, rs)
+            parts.append((rc, rf))
+        if "gold" in qp.contexts:
+            parts.append(contexts.gold_contexts(data.corpus, data.gold, questions))
+        t3 = time.perf_counter()
+    chunks = pd.concat([c for c, _ in parts], ignore_index=True)
+    found = pd.concat([f for _, f in parts], ignore_index=True)
     answered = questions[questions["role"] == "answer"]
     hits = contexts.gold_hits(found, answered).groupby("method")[["gold_doc_hit@1", "gold_doc_hit@k"]].mean()
     report = {
@@ -67,11 +82,13 @@ def main() -> None:
             "example_candidates": int((questions["role"] == "example").sum()),
         },
         "items_dropped": data.dropped,
-        "corpus": {"mode": qp.corpus, "documents": len(corpus)},
+        "corpus": {"mode": qp.corpus, "documents": len(corpus), **({"bioasq_unit": unit.bioasq_unit} if args.dataset == "bioasq" else {})},
+        "arms": contexts.arms(qp.contexts, qp.methods),
         "chunks": chunks.groupby("method").size().to_dict(),
         "retriever": qp.retriever,
         "gold_document_hits": hits.to_dict(orient="index"),
-        "seconds": {"chunk": t1 - t0, "retrieve": t2 - t1},
+        "seconds": {"chunk": t1 - t0, "retrieve": t2 - t1, "reshape_gold": t3 - t2},
+        **extra,
     }
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)

@@ -40,13 +40,15 @@ def main() -> None:
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
     xp = params.section("compute", args.params)
+    rs = params.section("reshape", args.params)
+    unit = params.section("corpus", args.params)
     methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != NO_CHUNKING]
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
         + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 else [])
     )
     task = load_registry()[args.dataset].task
-    coll = collection.load(args.data, task, rp.qa_test_splits)
+    coll = collection.load(args.data, task, rp.qa_test_splits, bioasq_unit=unit.bioasq_unit)
     log.info("%s: %d documents, %d evaluation queries", args.dataset, len(coll.docs), len(coll.qrels))
     # The dense side (chunks, queries, the semantic chunkers' units) embeds on compute.engine.
     # Reshaping's many small encodes run here afterwards, in the same partitions (results do
@@ -81,7 +83,7 @@ def main() -> None:
             score = lambda q, t: crossencoder.predict(trained, [(q, x) for x in t])  # noqa: E731
         else:
             score = experiment.dense_score(encoder)  # no reranker: communities ranked by cosine to the question
-        contexts, metrics["reshape"] = experiment.reshape_contexts(coll, run, qs, encoder, score, rp)
+        contexts, metrics["reshape"] = experiment.reshape_contexts(coll, run, qs, encoder, score, rs)
         metrics["reshape"]["community_ranker"] = "cross-encoder" if trained is not None else "dense cosine (reranking off)"
     metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks, "seconds": res.seconds}
     with atomic_path(args.out) as tmp:

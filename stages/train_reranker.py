@@ -31,8 +31,9 @@ def main() -> None:
     args = ap.parse_args()
     p = params.section("train_reranker", args.params)
     rp = params.section("retrieve", args.params)
+    unit = params.section("corpus", args.params)
     models.require([(p.model, "train_reranker.model")])
-    coll = collection.load(args.data, load_registry()[args.dataset].task, rp.qa_test_splits)
+    coll = collection.load(args.data, load_registry()[args.dataset].task, rp.qa_test_splits, bioasq_unit=unit.bioasq_unit)
     report = {"model": p.model, "train_queries": len(coll.train_qrels), "trained": False, "reranking": True}
     groups, skipped = [], 0
     if crossencoder.is_base(p.model) and p.steps > 0:

@@ -261,8 +261,6 @@ def test_retrieve_params_validation():
         ({"ks": []}, "retrieve.ks"),
         ({"aggregate": "mean"}, "retrieve.aggregate"),
         ({"index": "ivf"}, "retrieve.index"),
-        ({"reshape_threshold": 1.5}, "retrieve.reshape_threshold"),
-        ({"reshape_keep": 0}, "retrieve.reshape_keep"),
     ):
         with pytest.raises(UserError, match=msg):
             _retrieve(**bad)

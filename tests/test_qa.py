@@ -354,14 +354,11 @@ def test_default_params_keep_qa_and_classification_off():
 def test_context_holds_the_whole_extractive_answer_only():
     from biochunk.evaluation.qa import context_holds
 
-    prompt = (
-        "<|im_start|>user\nContext:\n[1] Remdesivir blocks the polymerase.\n\nQuestion: ex?<|im_end|>\n"
-        "<|im_start|>user\nContext:\n[1] The incubation period is 4-7\ndays in most cases.\n[2] Other …"
-        "\n\nQuestion: q?<|im_end|>\n"
-    )
-    assert context_holds(prompt, ["4-7 days"])  # line breaks and case do not matter
-    assert not context_holds(prompt, ["Remdesivir blocks the polymerase"])  # the example's context is not the question's
-    assert not context_holds(prompt, ["in most cases. Other"])  # spans two passages
+    context = "[1] The incubation period is 4-7\ndays in most cases.\n[2] Other …"  # as the model read it
+    assert context_holds(context, ["4-7 days"])  # line breaks and case do not matter
+    assert not context_holds(context, ["Remdesivir blocks the polymerase"])
+    assert not context_holds(context, ["in most cases. Other"])  # spans two passages
+    assert not context_holds("", ["4-7 days"])  # the none arm
 
 
 def test_every_param_that_dvc_yaml_lists_exists_in_params_yaml():

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from biochunk.io import ANSWERS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
+from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -112,6 +112,47 @@ def test_qa_stages_write_contexts_answers_metrics_and_the_comparison(tmp_path, c
     assert "One-way ANOVA" in md and "Tukey HSD" in md
     assert (tmp_path / "plots" / "summary.png").stat().st_size > 5000
     assert set(pd.read_csv(tmp_path / "plots" / "f1.csv")["metric"]) == {"rouge2_f1", "rougesu4_f1", "bertscore_f1"}
+
+
+def test_the_four_context_arms_reach_the_model_through_the_same_stages(tmp_path, covidqa_like):
+    params = _params(
+        tmp_path,
+        qa={"methods": ["fixed"], "contexts": ["retrieved", "reshaped", "gold", "none"], "max_questions": 4,
+            "max_new_tokens": 4, "n_examples": 1, "top_k": 3, "context_words": 40},
+        reshape={"passages": 3, "top_m": 2, "keep": 2},
+        evaluate={"bootstrap": 50},
+    )  # fmt: skip
+    p = ["--params", str(params)]
+    _run("qa_context.py", "--dataset", "covidqa", "--data", str(covidqa_like), "--out", "qa", *p, cwd=tmp_path)
+    report = json.loads((tmp_path / "qa" / "report.json").read_text())
+    assert report["arms"] == ["fixed", "reshaped", "gold", "none"]
+    chunks = read_table(tmp_path / "qa" / "chunks.parquet", CHUNKS).set_index("chunk_id")
+    docs = read_table(covidqa_like / "documents.parquet", DOCUMENTS).set_index("doc_id")["text"]
+    for cid, c in chunks.iterrows():  # every arm's chunks point back to exact characters
+        if c["method"] == "reshaped":
+            spans = json.loads(c["metadata"])["spans"]
+            assert c["text"] == " ".join(docs[d][a:b] for d, a, b in spans)
+        else:
+            assert docs[c["doc_id"]][c["start"] : c["end"]] == c["text"], cid
+
+    _run("generate_qa.py", "--qa", "qa", "--out", "answers", *p, cwd=tmp_path)
+    answers = read_table(tmp_path / "answers" / "answers.parquet", QA_ANSWERS)
+    assert sorted(answers["method"].unique()) == ["fixed", "gold", "none", "reshaped"] and len(answers) == 16
+    none = answers[answers["method"] == "none"]
+    assert (none["context"] == "").all() and not none["prompt"].str.contains("Context:").any()
+    for arm in ("fixed", "reshaped", "gold"):
+        got = answers[answers["method"] == arm]
+        assert (got["context"] != "").all() and all(c in pr for c, pr in zip(got["context"], got["prompt"]))
+    assert answers.groupby("question_id")["context"].nunique().min() >= 3, "the arms give the model different contexts"
+
+    _run(
+        "evaluate_qa.py", "--dataset", "covidqa", "--qa", "qa", "--answers", "answers", "--metrics", "m.json",
+        "--report", "report", "--plots", "plots", *p, cwd=tmp_path,
+    )  # fmt: skip
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert {"fixed", "reshaped", "gold", "none"} <= set(metrics)
+    # The gold passage holds every answer whole; no context holds none.
+    assert metrics["gold"]["context_has_answer"] == 1.0 and metrics["none"]["context_has_answer"] == 0.0
 
 
 def test_classify_stage_scores_yes_no_answers(tmp_path):

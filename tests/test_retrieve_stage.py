@@ -30,8 +30,7 @@ retrieve:
   rerank_depth: 3
   qa_test_splits: [B2]
   reshape_questions: 2
-  reshape_passages: 3
-  reshape_top_m: 2
+reshape: {passages: 3, top_m: 2}
 train_reranker: {steps: 2, batch_size: 2, negatives: 2, max_length: 64}
 embed: {batch_size: 8}
 """

@@ -3,9 +3,10 @@
 Two datasets feed the QA stages:
 
 - ``bioasq`` (QA_QUESTIONS + QA_SNIPPETS): the references are the ideal answers; the
-  corpus is the gold snippets of all questions, pooled (as issue 6 ranks them) and
-  regrouped by their PubMed record, so that a chunker sees a record's passages together.
-  Each batch (7B1, ...) is a split.
+  corpus is the gold snippets of all questions, pooled, in one of two units
+  (``bioasq_corpus``, the one builder that retrieval and QA share): ``record`` regroups them
+  by PubMed record, so that a chunker sees a record's passages together; ``snippet`` keeps
+  each distinct snippet text as a document. Each batch (7B1, ...) is a split.
 - ``covidqa`` (DOCUMENTS + ANSWERS): the reference is the extractive answer; the corpus
   is the 98 articles. The dataset has one split, so a seeded 10% of the articles
   becomes split ``dev`` (the source of in-context examples) and the rest ``test``.
@@ -14,7 +15,7 @@ Two datasets feed the QA stages:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,8 @@ from biochunk.errors import UserError
 from biochunk.io import ANSWERS, DOCUMENTS, QA_ITEMS, QA_QUESTIONS, QA_SNIPPETS, read_table
 
 QA_DATASETS = ("bioasq", "covidqa")
+BIOASQ_UNITS = ("record", "snippet")  # corpus.bioasq_unit
+GOLD_COLUMNS = ["question_id", "doc_id", "start", "end"]
 COVIDQA_DEV_SHARE = 0.1
 EXAMPLE_MAX_WORDS = 40
 SECTION_ORDER = {"title": 0, "abstract": 1}
@@ -33,11 +36,15 @@ class QAData:
     items: pd.DataFrame  # QA_ITEMS
     corpus: pd.DataFrame  # doc_id, text
     dropped: dict[str, int]
+    # question_id, doc_id, start, end: each question's gold spans in the corpus (BioASQ: its
+    # snippets; COVID-QA: its answer). The gold context is the sentences around them.
+    gold: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=GOLD_COLUMNS))
 
 
-def load(dataset: str, data: Path, seed: int) -> QAData:
+def load(dataset: str, data: Path, seed: int, bioasq_unit: str = "record") -> QAData:
     if dataset == "bioasq":
-        return _bioasq(read_table(data / "questions.parquet", QA_QUESTIONS), read_table(data / "snippets.parquet", QA_SNIPPETS))
+        questions = read_table(data / "questions.parquet", QA_QUESTIONS)
+        return _bioasq(questions, read_table(data / "snippets.parquet", QA_SNIPPETS), bioasq_unit)
     if dataset == "covidqa":
         return _covidqa(read_table(data / "documents.parquet", DOCUMENTS), read_table(data / "answers.parquet", ANSWERS), seed)
     raise UserError(f"data.qa: {dataset!r} has no QA view; allowed: {', '.join(QA_DATASETS)}")
@@ -71,8 +78,49 @@ def snippet_documents(snippets: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["doc_id", "text"])
 
 
-def _bioasq(questions: pd.DataFrame, snippets: pd.DataFrame) -> QAData:
-    docs = snippets.groupby("question_id")["document"].agg(lambda d: sorted({pmid(u) for u in d}))
+@dataclass
+class BioASQCorpus:
+    docs: pd.DataFrame  # doc_id, text
+    gold: pd.DataFrame  # question_id, snippet_id, doc_id, start, end: where each gold snippet sits (-1: not found)
+    sources: dict[str, list[str]]  # doc id -> the snippet ids behind it
+    unplaced: int  # gold snippets whose text was not found in their record (start = end = -1)
+
+
+def bioasq_corpus(snippets: pd.DataFrame, unit: str = "record") -> BioASQCorpus:
+    """The one BioASQ corpus builder (retrieval collections and the QA view both use it).
+
+    - ``record``: one document per PubMed record (``snippet_documents``); a gold snippet is
+      located in its record's text (a sub-span snippet lies inside a kept one).
+    - ``snippet``: one document per distinct snippet text (``s<n>``, in first-seen order);
+      identical texts share the id.
+    """
+    if unit not in BIOASQ_UNITS:
+        raise UserError(f"corpus.bioasq_unit: unknown value {unit!r}; allowed: {', '.join(BIOASQ_UNITS)}")
+    rows, sources, unplaced = [], {}, 0
+    if unit == "snippet":
+        text_id: dict[str, str] = {}
+        for qid, sid, text in zip(snippets["question_id"], snippets["snippet_id"], snippets["text"]):
+            d = text_id.setdefault(text, f"s{len(text_id)}")
+            sources.setdefault(d, []).append(str(sid))
+            rows.append((str(qid), str(sid), d, 0, len(text)))
+        docs = pd.DataFrame({"doc_id": list(text_id.values()), "text": list(text_id.keys())})
+    else:
+        docs = snippet_documents(snippets)
+        text_of = dict(zip(docs["doc_id"], docs["text"]))
+        for qid, sid, text, url in zip(snippets["question_id"], snippets["snippet_id"], snippets["text"], snippets["document"]):
+            d = pmid(url)
+            sources.setdefault(d, []).append(str(sid))
+            body = str(text).strip()
+            start = text_of.get(d, "").find(body) if body else -1
+            unplaced += start < 0
+            rows.append((str(qid), str(sid), d, start, start + len(body) if start >= 0 else -1))
+    gold = pd.DataFrame(rows, columns=["question_id", "snippet_id", "doc_id", "start", "end"])
+    return BioASQCorpus(docs, gold, sources, unplaced)
+
+
+def _bioasq(questions: pd.DataFrame, snippets: pd.DataFrame, unit: str) -> QAData:
+    corpus = bioasq_corpus(snippets, unit)
+    docs = corpus.gold.groupby("question_id")["doc_id"].agg(lambda d: sorted(set(d)))
     q = questions.assign(
         references=questions["ideal_answer"].map(lambda a: [x.strip() for x in a if x and x.strip()]),
         doc_ids=questions["id"].map(docs).map(lambda d: d if isinstance(d, list) else []),
@@ -82,9 +130,9 @@ def _bioasq(questions: pd.DataFrame, snippets: pd.DataFrame) -> QAData:
     )
     no_ref = q["references"].map(len) == 0
     items = q[~no_ref].rename(columns={"body": "question"})
-    return QAData(
-        items[QA_ITEMS.names].reset_index(drop=True), snippet_documents(snippets), {"no ideal answer": int(no_ref.sum())}
-    )
+    dropped = {"no ideal answer": int(no_ref.sum()), "gold snippets not found in their record": corpus.unplaced}
+    gold = corpus.gold[corpus.gold["start"] >= 0].drop_duplicates(["question_id", "doc_id", "start", "end"])[GOLD_COLUMNS]
+    return QAData(items[QA_ITEMS.names].reset_index(drop=True), corpus.docs, dropped, gold.reset_index(drop=True))
 
 
 def _covidqa(documents: pd.DataFrame, answers: pd.DataFrame, seed: int) -> QAData:
@@ -104,7 +152,14 @@ def _covidqa(documents: pd.DataFrame, answers: pd.DataFrame, seed: int) -> QADat
     )
     dup = items["id"].duplicated()
     corpus = documents.assign(doc_id=documents["doc_id"].astype(str))[["doc_id", "text"]]
-    return QAData(items[~dup].reset_index(drop=True), corpus.reset_index(drop=True), {"repeated question id": int(dup.sum())})
+    known = set(corpus["doc_id"])
+    gold = [(str(q), str(d), int(s), int(e)) for q, d, s, e in zip(a["question_id"], a["doc_id"], a["start"], a["end"]) if str(d) in known]
+    return QAData(
+        items[~dup].reset_index(drop=True),
+        corpus.reset_index(drop=True),
+        {"repeated question id": int(dup.sum())},
+        pd.DataFrame(gold, columns=GOLD_COLUMNS).drop_duplicates("question_id").reset_index(drop=True),
+    )
 
 
 def example_split(items: pd.DataFrame, name: str) -> str:

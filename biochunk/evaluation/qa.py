@@ -32,7 +32,7 @@ def score_answers(
     exact = [q.at[i, "exact"] for i in answers["question_id"]]
     yesno = [float(p == e) if e else math.nan for p, e in zip(answers["yesno"], exact)]
     extractive = [q.at[i, "type"] == "extractive" for i in answers["question_id"]]
-    held = [float(context_holds(p, r)) if x else math.nan for p, r, x in zip(answers["prompt"], refs, extractive)]
+    held = [float(context_holds(c, r)) if x else math.nan for c, r, x in zip(answers["context"], refs, extractive)]
     return pd.DataFrame(
         {
             "question_id": answers["question_id"].to_numpy(),
@@ -44,11 +44,10 @@ def score_answers(
     )
 
 
-def context_holds(prompt: str, references: list[str]) -> bool:
-    """Whether the question's own context (the last one in the prompt) contains a reference
-    whole, whitespace and case aside: for extractive answers (COVID-QA), whether the chunks
-    retrieved within the word budget carried the answer, or cut it."""
-    context = prompt.rsplit("Context:\n", 1)[-1].split("\n\nQuestion:", 1)[0]
+def context_holds(context: str, references: list[str]) -> bool:
+    """Whether the question's context, as the model read it (QA_ANSWERS ``context``), holds
+    a reference whole, whitespace and case aside: for extractive answers (COVID-QA), whether
+    the chunks within the word budget carried the answer, or cut it."""
     flat = " ".join(context.split()).lower()
     return any(" ".join(r.split()).lower() in flat for r in references if r.strip())
 

@@ -1,17 +1,30 @@
-"""Contexts for QA: the corpus chunked by each method, and the top chunks per question.
+"""Contexts for QA: what the model reads for each question, one arm per ``qa.contexts`` entry.
 
-The retriever is a param (``qa.retriever``). Only ``dense`` exists here: the chunks
-and the questions embedded by one encoder, cosine top-k through the project's FAISS
-code. The QA_CONTEXTS table is the seam where other retrievers (BM25, fusion,
-reshaped contexts) plug in: anything that writes it feeds the generate stage.
+- ``retrieved``: the corpus chunked by each method of ``qa.methods`` and the top chunks per
+  question (one arm per method). The retriever is a param (``qa.retriever``); only
+  ``dense`` exists: the project's one dense search (``retrieval.dense.embed_search``).
+- ``reshaped``: context reshaping (``retrieval.reshape``) over the question's top
+  ``reshape.passages`` whole documents by the same dense search; each kept community is
+  one context chunk, its sentences' exact spans in ``metadata.spans``; communities are
+  ranked by cosine to the question (the retrieval branch's trained reranker is not a
+  dependency of the QA branch).
+- ``gold``: the sentences around the question's gold spans (BioASQ: its snippets; COVID-QA:
+  its answer), an upper bound on what retrieval can give.
+- ``none``: no context; the arm has no rows and the model answers from the question alone.
+
+Every arm writes the same two tables (CHUNKS with exact offsets, QA_CONTEXTS in reading
+order), and generate_qa / evaluate_qa treat arms alike.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from biochunk.chunking import RewriterFactory
 from biochunk.corpus import Document
@@ -19,10 +32,14 @@ from biochunk.evaluation.chunking import run_methods
 from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
 from biochunk.retrieval.dense import embed_search
+from biochunk.retrieval.experiment import dense_score
+from biochunk.retrieval.reshape import reshape
+from biochunk.text.segment import sentence_spans
 
 log = logging.getLogger(__name__)
 
 RETRIEVERS = ("dense",)
+CONTEXT_MODES = ("retrieved", "reshaped", "gold", "none")  # qa.contexts
 
 
 def chunk_methods(
@@ -76,4 +93,74 @@ def context_texts(contexts: pd.DataFrame, chunks: pd.DataFrame, budget_words: in
     out = {}
     for (qid, method), g in contexts.sort_values("rank").groupby(["question_id", "method"], sort=False):
         out[(str(qid), str(method))] = assemble_context([text[c] for c in g["chunk_id"]], budget_words)
+    return out
+
+
+def _chunk_rows(rows: list[tuple], method: str) -> pd.DataFrame:
+    """CHUNKS rows from (doc_id, chunk_id, text, start, end, metadata) tuples of one arm."""
+    return pd.DataFrame(
+        [
+            {"doc_id": d, "chunk_id": c, "text": t, "start": a, "end": b, "n_tokens": len(t.split()), "method": method,
+             "labels": [], "metadata": m}
+            for d, c, t, a, b, m in rows
+        ],
+        columns=CHUNKS.names,
+    )  # fmt: skip
+
+
+def gold_contexts(corpus: pd.DataFrame, gold: pd.DataFrame, questions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``gold`` arm: per question, the sentences around each of its gold spans, in
+    ``gold`` order, merged where they overlap (CHUNKS rows, QA_CONTEXTS rows)."""
+    text_of = dict(zip(corpus["doc_id"].astype(str), corpus["text"]))
+    wanted = set(questions["id"].astype(str))
+    chunks, found = [], []
+    for qid, g in gold[gold["question_id"].astype(str).isin(wanted)].groupby("question_id", sort=True):
+        spans: list[tuple[str, int, int]] = []
+        for d, s, e in zip(g["doc_id"].astype(str), g["start"], g["end"]):
+            a, b = sentence_cover(text_of[d], int(s), int(e))
+            if any(d == d2 and a < b2 and b > a2 for d2, a2, b2 in spans):
+                continue  # the same sentences already serve an earlier gold span
+            spans.append((d, a, b))
+        for n, (d, a, b) in enumerate(spans, 1):
+            cid = f"gold:{qid}:{n}"
+            chunks.append((d, cid, text_of[d][a:b], a, b, "{}"))
+            found.append((str(qid), "gold", n, cid, d, 1.0, "gold"))
+    return _chunk_rows(chunks, "gold"), pd.DataFrame(found, columns=QA_CONTEXTS.names)
+
+
+def sentence_cover(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the sentences of ``text`` that ``[start, end)`` touches."""
+    touched = [(a, b) for a, b in sentence_spans(text) if a < end and b > start]
+    return (min(a for a, _ in touched), max(b for _, b in touched)) if touched else (start, end)
+
+
+def reshaped_contexts(
+    corpus: pd.DataFrame, questions: pd.DataFrame, encoder: Any, rs: Any
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """The ``reshaped`` arm (``rs``: ReshapeParams): each question's top ``rs.passages`` whole
+    documents by dense search, reshaped; one chunk per kept community, best first."""
+    docs = corpus.assign(doc_id=corpus["doc_id"].astype(str), metadata="{}").reset_index(drop=True)
+    q_vecs = encoder.encode(list(questions["question"]))
+    _, ids = embed_search(encoder, docs, q_vecs, rs.passages)
+    score = dense_score(encoder)
+    chunks, found, n_groups = [], [], []
+    for qid, question, row in tqdm(zip(questions["id"], questions["question"], ids), total=len(ids), desc="reshaping", mininterval=10):
+        passages = [(docs.at[j, "doc_id"], str(docs.at[j, "text"])) for j in row if j >= 0]
+        ctx = reshape(str(question), passages, encoder.encode, score, rs.threshold, rs.keep, rs.top_m)
+        n_groups.append(ctx.n_clusters)
+        for n, group in enumerate(ctx.groups, 1):
+            cid = f"reshaped:{qid}:{n}"
+            first = group[0]
+            spans = [[s.source, s.start, s.end] for s in group]
+            chunks.append((first.source, cid, " ".join(s.text for s in group), first.start, first.end, json.dumps({"spans": spans})))
+            found.append((str(qid), "reshaped", n, cid, first.source, 0.0, "dense"))
+    stats = {"communities_mean": float(np.mean(n_groups)) if n_groups else 0.0}
+    return _chunk_rows(chunks, "reshaped"), pd.DataFrame(found, columns=QA_CONTEXTS.names), stats
+
+
+def arms(contexts: Sequence[str], methods: Sequence[str]) -> list[str]:
+    """The arm names of ``qa.contexts``: ``retrieved`` expands to the chunk methods."""
+    out: list[str] = []
+    for c in contexts:
+        out += list(methods) if c == "retrieved" else [c]
     return out

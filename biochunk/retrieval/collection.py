@@ -5,10 +5,11 @@ Two layouts reach retrieval:
 - ``retrieval`` datasets (BEIR: SciFact): CORPUS, QUERIES, QRELS. A document's text is its
   title and text joined by a space, as Anserini's flat BEIR indexes and BEIR's dense
   baselines do.
-- ``qa`` datasets (BioASQ): the gold snippets of every question, pooled and deduplicated
-  by text, are the documents; each question's relevant documents are its own gold
-  snippets. Identical snippet texts share one document id (``s<n>``); ``sources`` maps it
-  back to every snippet id that had that text.
+- ``qa`` datasets (BioASQ): the gold snippets of every question, pooled, are the documents,
+  in the unit ``corpus.bioasq_unit`` names (``datasets.qa.bioasq_corpus``, which the QA
+  stages use too): one per PubMed record, or one per distinct snippet text (``s<n>``). A
+  question's relevant documents hold its own gold snippets; ``sources`` maps a document
+  back to every snippet id behind it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from biochunk.datasets.qa import bioasq_corpus
 from biochunk.errors import UserError
 from biochunk.io import CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, read_table
 
@@ -50,7 +52,14 @@ def _qrels(df: pd.DataFrame) -> Qrels:
     return out
 
 
-def load(data: Path, task: str, qa_test_splits: Sequence[str] = (), eval_split: str = "test", train_split: str = "train") -> Collection:
+def load(
+    data: Path,
+    task: str,
+    qa_test_splits: Sequence[str] = (),
+    eval_split: str = "test",
+    train_split: str = "train",
+    bioasq_unit: str = "record",
+) -> Collection:
     """The collection of the converted dataset folder ``data`` (task from the registry).
 
     Retrieval datasets: every query of ``eval_split`` is evaluated and held out; the
@@ -70,15 +79,11 @@ def load(data: Path, task: str, qa_test_splits: Sequence[str] = (), eval_split: 
         return Collection(docs, queries[["query_id", "text", "split"]], test, _qrels(qrels[qrels["split"] == train_split]), test)
     if task == "qa":
         questions = read_table(data / "questions.parquet", QA_QUESTIONS)
-        snippets = read_table(data / "snippets.parquet", QA_SNIPPETS)
-        text_id: dict[str, str] = {}
-        sources: dict[str, list[str]] = {}
+        corpus = bioasq_corpus(read_table(data / "snippets.parquet", QA_SNIPPETS), bioasq_unit)
         qrels: Qrels = {}
-        for qid, sid, text in zip(snippets["question_id"], snippets["snippet_id"], snippets["text"]):
-            d = text_id.setdefault(text, f"s{len(text_id)}")
-            sources.setdefault(d, []).append(str(sid))
-            qrels.setdefault(str(qid), {})[d] = 1
-        docs = pd.DataFrame({"doc_id": list(text_id.values()), "text": list(text_id.keys())})
+        for qid, d in zip(corpus.gold["question_id"], corpus.gold["doc_id"]):
+            qrels.setdefault(qid, {})[d] = 1
+        docs, sources = corpus.docs, corpus.sources
         queries = pd.DataFrame({"query_id": questions["id"].astype(str), "text": questions["body"], "split": questions["split"]})
         held_out = set(questions.loc[questions["split"].isin(list(qa_test_splits)), "id"].astype(str))
         train = {q: r for q, r in qrels.items() if q not in held_out}

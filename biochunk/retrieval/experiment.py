@@ -159,19 +159,20 @@ def reshape_contexts(
     questions: Sequence[str],
     encoder: Any,
     score: Callable[[str, Sequence[str]], np.ndarray],
-    rp: Any,
+    rs: Any,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """CONTEXTS rows for ``questions``: the plain top passages and the reshaped context."""
+    """CONTEXTS rows for ``questions``: the plain top passages and the reshaped context
+    (``rs``: ReshapeParams)."""
     text_of = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     body = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     rows, n_clusters, n_sents = [], [], []
     for q in tqdm(questions, desc="reshaping", mininterval=10):
-        passages = [(d, text_of[d]) for d, _ in run.get(q, [])[: rp.reshape_passages]]
-        plain = passages[: rp.reshape_top_m]
+        passages = [(d, text_of[d]) for d, _ in run.get(q, [])[: rs.passages]]
+        plain = passages[: rs.top_m]
         rows.append((q, "retrieved", "\n\n".join(t for _, t in plain), _snippets(coll, [d for d, _ in plain]), len(plain)))
         ctx = reshape(
             body[q], passages, encoder.encode, score,
-            rp.reshape_threshold, rp.reshape_keep, rp.reshape_top_m,
+            rs.threshold, rs.keep, rs.top_m,
         )  # fmt: skip
         rows.append((q, "reshaped", ctx.text, _snippets(coll, ctx.sources), ctx.n_sentences))
         n_clusters.append(ctx.n_clusters)

@@ -37,6 +37,8 @@ class Sentence:
     text: str
     source: str  # id of the passage it comes from
     position: int  # order in the concatenated retrieved passages
+    start: int = 0  # its characters in the passage: passage[start:end] == text
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Context:
     sources: list[str]  # passage ids behind the kept sentences, in order of first use
     n_sentences: int  # sentences kept
     n_clusters: int  # clusters found before the top-m cut
+    groups: tuple[tuple[Sentence, ...], ...] = ()  # the kept communities, best first, sentences in reading order
 
 
 def split_sentences(passages: Sequence[tuple[str, str]]) -> list[Sentence]:
@@ -59,7 +62,7 @@ def split_sentences(passages: Sequence[tuple[str, str]]) -> list[Sentence]:
         for a, b in sentence_spans(text):
             if text[a:b] not in seen:
                 seen.add(text[a:b])
-                out.append(Sentence(text[a:b], pid, len(out)))
+                out.append(Sentence(text[a:b], pid, len(out), a, b))
     return out
 
 
@@ -130,4 +133,5 @@ def reshape(
         sources,
         sum(len(g) for g in chosen),
         len(groups),
+        tuple(tuple(sents[i] for i in g) for g in chosen),
     )
