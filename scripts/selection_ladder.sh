@@ -8,7 +8,8 @@
 # Needs the datasets mirror (../shared/datasets) or the network. The three hybrid rungs share
 # chunk and embed (rank.* is not a chunk param), so only rank -> evaluate runs again for them.
 # About 65 min for GM-CIHT on 2 CPU cores. Predictions go to build/ladder/<dataset>/, the
-# paired figures to benchmarks/e2e/<dataset>-selection.json.
+# paired figures to benchmarks/e2e/<dataset>-selection.json. A rung whose predictions are there
+# is skipped, so an interrupted ladder resumes.
 set -euo pipefail
 ds=${1:-gm-ciht}
 n=${2:-150}
@@ -17,8 +18,9 @@ mkdir -p "$out"
 common=(-S download.mirror=../shared/datasets -S "data.datasets=[$ds]" -S "data.triples=[$ds]" -S "generate.max_inputs=$n")
 rung() {
   local name=$1; shift
+  if [[ -f "$out/$name.parquet" ]]; then echo "== $name: done before ($out/$name.parquet)"; return; fi
   echo "== $name"
-  dvc exp run -f "${common[@]}" "$@"
+  dvc exp run "${common[@]}" "$@"
   cp "data/generate/$ds/predictions.parquet" "$out/$name.parquet"
   cp "metrics/$ds.json" "$out/$name.json"
 }

@@ -255,8 +255,8 @@ def test_unknown_or_single_example_split_is_a_user_error():
         qa_data.example_split(_items().assign(split="all"), "auto")
 
 
-def test_bioasq_snippets_regroup_by_record_without_contained_spans():
-    snippets = pd.DataFrame(
+def _snippets() -> pd.DataFrame:
+    return pd.DataFrame(
         {
             "question_id": ["q1", "q1", "q2", "q2"],
             "snippet_id": ["a", "b", "c", "d"],
@@ -273,8 +273,32 @@ def test_bioasq_snippets_regroup_by_record_without_contained_spans():
             "offset_end": [22, 10, 21, 13],
         }
     )
-    docs = qa_data.snippet_documents(snippets).set_index("doc_id")["text"].to_dict()
+
+
+def test_bioasq_snippets_regroup_by_record_without_contained_spans():
+    docs = qa_data.snippet_documents(_snippets()).set_index("doc_id")["text"].to_dict()
     assert docs == {"1": "Title here\nAbstract sentence two.", "2": "Other record."}
+
+
+@pytest.mark.parametrize("unit, n_docs", [("record", 2), ("snippet", 4)])
+def test_one_bioasq_corpus_builder_places_every_gold_snippet_exactly(unit, n_docs):
+    corpus = qa_data.bioasq_corpus(_snippets(), unit)
+    text = dict(zip(corpus.docs["doc_id"], corpus.docs["text"]))
+    assert len(text) == n_docs and corpus.unplaced == 0
+    snippet_text = dict(zip(_snippets()["snippet_id"], _snippets()["text"]))
+    for sid, d, a, b in zip(corpus.gold["snippet_id"], corpus.gold["doc_id"], corpus.gold["start"], corpus.gold["end"]):
+        assert text[d][a:b] == snippet_text[sid]  # "sentence two" sits inside record 1's abstract
+        assert sid in corpus.sources[d]
+    # Retrieval and QA read the same documents: the collection's and the QA view's ids agree.
+    qa = qa_data._bioasq(_questions(), _snippets(), unit)
+    assert set(qa.corpus["doc_id"]) == set(text) and set(qa.gold["doc_id"]) <= set(text)
+
+
+def _questions() -> pd.DataFrame:
+    return pd.DataFrame(
+        {"id": ["q1", "q2"], "split": ["7B1", "8B1"], "type": ["summary", "summary"], "body": ["Q one?", "Q two?"],
+         "ideal_answer": [["One."], ["Two."]], "exact_answer": [[], []]}
+    )  # fmt: skip
 
 
 # --- ADE through the RAG flow ---

@@ -31,6 +31,7 @@ retrieve:
   qa_test_splits: [B2]
   reshape_questions: 2
 reshape: {passages: 3, top_m: 2}
+corpus: {bioasq_unit: snippet}  # the fixture's snippets all come from one record
 train_reranker: {steps: 2, batch_size: 2, negatives: 2, max_length: 64}
 embed: {batch_size: 8}
 """

@@ -3,12 +3,13 @@ and cosine pass different chunks on, and the generate stage's prompts differ exa
 the chunks the generator reads differ (issue 13)."""
 
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import copy_repo
+from tests.conftest import ROOT, copy_repo
 
 pytestmark = pytest.mark.slow
 
@@ -26,9 +27,16 @@ def _sh(cmd, cwd, env):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict[str, pd.DataFrame]]:
+def repo(tmp_path_factory) -> tuple[Path, dict]:
+    """A copy with hybrid chunks, embedded: download, convert, chunk, embed run once for all tests."""
     dest, env = copy_repo(tmp_path_factory.mktemp("selection") / "repo", SETUP)
-    _sh(["dvc", "repro", "embed@embedded"], dest, env)  # download, convert, chunk, embed: shared by all three
+    _sh(["dvc", "repro", "embed@embedded"], dest, env)
+    return dest, env
+
+
+@pytest.fixture(scope="module")
+def runs(repo) -> dict[str, dict[str, pd.DataFrame]]:
+    dest, env = repo
     base = yaml.safe_load((dest / "params.yaml").read_text())
     data, chunks = "data/interim/embedded", "data/chunks/embedded/chunks.parquet"
     out: dict[str, dict[str, pd.DataFrame]] = {}
@@ -91,3 +99,42 @@ def test_bias_keeps_slot_one_and_moves_a_chunk_into_slot_two(runs):
             assert top_bias[0] == top_cos[0], "slot 1 stays the most similar chunk"
             moved += 1
     assert moved > 0
+
+
+# A value for each rank.* param that must change what the rank stage writes, or why it cannot.
+RANK_VARIANTS = {
+    "rank.top_k": 7,  # above top_n the pool deepens (below it, top_k acts in train_scorer: see the prompt test)
+    "rank.top_n": 8,
+    "rank.selection": "cosine",
+    "rank.query": "relation",
+    "rank.max_per_doc": 1,
+}
+RANK_INERT = {
+    "rank.use_gpu": "where the search runs (faiss-gpu, torch or faiss-cpu), not what it finds: exact search on every backend",
+}
+
+
+def test_every_rank_param_changes_the_rankings_or_is_documented_inert(repo, runs, tmp_path_factory):
+    import hashlib
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    declared = set(stages["rank"]["do"]["params"])
+    assert declared == set(RANK_VARIANTS) | set(RANK_INERT), "give a new rank param a variant or an inert reason"
+    dest, env = repo
+    base = yaml.safe_load((dest / "params.yaml").read_text())
+
+    def digest(p: Path) -> str:
+        return hashlib.sha256(pd.read_parquet(p).to_csv().encode()).hexdigest()
+
+    reference = digest(dest / "runs" / "bias" / "rankings.parquet")
+    for key, value in RANK_VARIANTS.items():
+        section, name = key.split(".")
+        out = tmp_path_factory.mktemp("knob") / "rankings.parquet"
+        pfile = out.parent / "params.yaml"
+        pfile.write_text(yaml.safe_dump({**base, section: {**base[section], name: value}}))
+        _sh(
+            ["python", "stages/rank.py", "--chunks", "data/chunks/embedded/chunks.parquet", "--data", "data/interim/embedded",
+             "--embeddings", "data/embed/embedded", "--out", str(out), "--params", str(pfile)],
+            dest, env,
+        )  # fmt: skip
+        assert digest(out) != reference, f"{key}={value!r} left the rankings unchanged"
