@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from biochunk.chunking import RewriterFactory
 from biochunk.corpus import Document
+from biochunk.embedding import MemoEncoder
 from biochunk.evaluation.chunking import run_methods
 from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
@@ -140,6 +141,8 @@ def reshaped_contexts(
     """The ``reshaped`` arm (``rs``: ReshapeParams): each question's top ``rs.passages`` whole
     documents by dense search, reshaped; one chunk per kept community, best first."""
     docs = corpus.assign(doc_id=corpus["doc_id"].astype(str), metadata="{}").reset_index(drop=True)
+    # Questions share most of their top documents: each sentence (and community) is embedded once.
+    encoder = MemoEncoder(encoder)
     q_vecs = encoder.encode(list(questions["question"]))
     _, ids = embed_search(encoder, docs, q_vecs, rs.passages)
     score = dense_score(encoder)
