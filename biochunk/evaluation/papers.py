@@ -1,0 +1,191 @@
+"""Paper vs this project: one table format for every reproduced experiment (docs/results/).
+
+Each paper command (``make paper-<name>``) measures its rows and hands them to
+:func:`publish`, which writes the Markdown block into ``docs/results/<paper>.md`` between
+markers (the prose around it is kept) and the same figures as JSON beside it. Every cell has
+three parts: the paper's number, ours with its 95% bootstrap interval, and, for each published
+*difference*, whether our paired interval confirms its direction, reverses it, or cannot
+separate the two at this sample size. One implementation, so every paper is judged alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+import numpy as np
+
+from biochunk.evaluation.stats import bootstrap_ci
+from biochunk.io import atomic_path
+
+Direction = Literal["confirmed", "reversed", "not separable", "no published figure"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Our number with its 95% interval (``lo``/``hi`` NaN when no interval applies)."""
+
+    value: float
+    lo: float = float("nan")
+    hi: float = float("nan")
+
+    def fmt(self, digits: int = 3, signed: bool = False) -> str:
+        f = f"{{:{'+' if signed else ''}.{digits}f}}"
+        if np.isnan(self.lo):
+            return f.format(self.value)
+        return f"{f.format(self.value)} [{f.format(self.lo)}, {f.format(self.hi)}]"
+
+
+def mean_ci(x: np.ndarray, n_boot: int = 1000, seed: int = 42) -> Estimate:
+    """Mean of per-item scores with a percentile bootstrap interval over the items."""
+    x = np.asarray(x, dtype=float)
+    lo, hi = bootstrap_ci(x, np.mean, n_boot, seed)
+    return Estimate(float(x.mean()) if len(x) else float("nan"), lo, hi)
+
+
+def paired_delta(a: np.ndarray, b: np.ndarray, n_boot: int = 1000, seed: int = 42) -> Estimate:
+    """mean(b) − mean(a) over the same items, resampling items for both at once."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired scores need the same items ({a.shape} vs {b.shape})")
+    return mean_ci(b - a, n_boot, seed)
+
+
+def paired_statistic(
+    rows: np.ndarray, statistic: Callable[[np.ndarray], float], n_boot: int = 1000, seed: int = 42
+) -> Estimate:
+    """A statistic of paired rows (e.g. micro F1(B) − F1(A) over count columns) with its interval."""
+    lo, hi = bootstrap_ci(rows, statistic, n_boot, seed)
+    return Estimate(float(statistic(rows)), lo, hi)
+
+
+def direction(paper_delta: float | None, ours: Estimate) -> Direction:
+    """Does our paired interval agree with the sign of the published difference?
+
+    confirmed / reversed only when the interval excludes 0; a published difference of 0 (or
+    none) cannot be confirmed by a sign, so it is reported as no published figure.
+    """
+    if paper_delta is None or paper_delta == 0 or np.isnan(paper_delta):
+        return "no published figure"
+    if np.isnan(ours.lo) or (ours.lo <= 0 <= ours.hi):
+        return "not separable"
+    return "confirmed" if (ours.lo > 0) == (paper_delta > 0) else "reversed"
+
+
+@dataclass
+class Row:
+    """One method / setting: per metric the paper's number and ours."""
+
+    label: str
+    paper: dict[str, float | None]
+    ours: dict[str, Estimate]
+    note: str = ""
+
+
+@dataclass
+class Difference:
+    """A published difference B − A and our paired estimate of it."""
+
+    label: str
+    metric: str
+    paper: float | None
+    ours: Estimate
+
+    @property
+    def direction(self) -> Direction:
+        return direction(self.paper, self.ours)
+
+
+@dataclass
+class PaperTable:
+    """One reproduced experiment of one paper, with what produced it."""
+
+    paper: str  # file stem under docs/results/
+    section: str  # marker id: several experiments of one paper each own a block
+    title: str
+    command: str
+    sample: str
+    models: str
+    wall_s: float
+    metrics: list[str]
+    rows: list[Row] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    not_run: list[tuple[str, str]] = field(default_factory=list)  # (paper row, one-line reason)
+    notes: list[str] = field(default_factory=list)
+    digits: int = 3
+
+
+def _paper_cell(v: float | None, digits: int) -> str:
+    return "—" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
+
+
+def render(t: PaperTable) -> str:
+    """The Markdown block: provenance, the rows, the differences, what could not run."""
+    minutes = t.wall_s / 60
+    out = [
+        f"### {t.title}",
+        "",
+        f"Command: `{t.command}`  ",
+        f"Sample: {t.sample}  ",
+        f"Models: {t.models}  ",
+        f"Wall time on this machine (2 CPU cores): {minutes:.1f} min",
+        "",
+        "| " + " | ".join(["setting"] + [f"{m}: paper / ours [95% CI]" for m in t.metrics]) + " |",
+        "|---|" + "---|" * len(t.metrics),
+    ]
+    for r in t.rows:
+        cells = []
+        for m in t.metrics:
+            ours = r.ours.get(m)
+            cells.append(f"{_paper_cell(r.paper.get(m), t.digits)} / {ours.fmt(t.digits) if ours else '—'}")
+        label = f"{r.label} ({r.note})" if r.note else r.label
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    if t.differences:
+        out += [
+            "",
+            "| difference (B − A) | metric | paper | ours, paired [95% CI] | direction |",
+            "|---|---|---:|---|---|",
+        ]
+        for d in t.differences:
+            paper = "—" if d.paper is None else f"{d.paper:+.{t.digits}f}"
+            out.append(f"| {d.label} | {d.metric} | {paper} | {d.ours.fmt(t.digits, signed=True)} | {d.direction} |")
+    if t.not_run:
+        out += ["", "Not run here:", ""]
+        out += [f"- {row}: {reason}" for row, reason in t.not_run]
+    if t.notes:
+        out += [""] + t.notes
+    return "\n".join(out) + "\n"
+
+
+def _markers(section: str) -> tuple[str, str]:
+    return f"<!-- paper-table:{section}:start -->", f"<!-- paper-table:{section}:end -->"
+
+
+def to_json(t: PaperTable) -> dict:
+    body = asdict(t)
+    body["differences"] = [{**asdict(d), "direction": d.direction} for d in t.differences]
+    return body
+
+
+def publish(t: PaperTable, results_dir: Path) -> tuple[Path, Path]:
+    """Replace (or append) this table's marked block in ``<paper>.md``; write ``<paper>-<section>.json``.
+
+    Both files are written to a temporary path and renamed, so an interrupted run leaves the
+    previous table whole.
+    """
+    md = results_dir / f"{t.paper}.md"
+    js = results_dir / "data" / f"{t.paper}-{t.section}.json"
+    start, end = _markers(t.section)
+    block = f"{start}\n{render(t)}{end}"
+    text = md.read_text(encoding="utf-8") if md.is_file() else f"# Results: {t.paper}\n"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
+    js.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(md) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    with atomic_path(js) as tmp:
+        tmp.write_text(json.dumps(to_json(t), indent=2, default=float) + "\n", encoding="utf-8")
+    return md, js
