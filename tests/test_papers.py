@@ -28,8 +28,15 @@ def test_publish_replaces_only_its_block(tmp_path):
     md = tmp_path / "p.md"
     md.write_text("# P\n\nprose before\n", encoding="utf-8")
     t = PaperTable(
-        paper="p", section="s1", title="T", command="make paper-p", sample="10 items", models="m",
-        wall_s=60, metrics=["f1"], rows=[Row("a", {"f1": 0.5}, {"f1": Estimate(0.4, 0.3, 0.5)})],
+        paper="p",
+        section="s1",
+        title="T",
+        command="make paper-p",
+        sample="10 items",
+        models="m",
+        wall_s=60,
+        metrics=["f1"],
+        rows=[Row("a", {"f1": 0.5}, {"f1": Estimate(0.4, 0.3, 0.5)})],
         differences=[Difference("b − a", "f1", 0.1, Estimate(0.05, -0.01, 0.11))],
         not_run=[("c", "needs a GPU")],
     )

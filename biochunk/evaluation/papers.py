@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -54,9 +55,7 @@ def paired_delta(a: np.ndarray, b: np.ndarray, n_boot: int = 1000, seed: int = 4
     return mean_ci(b - a, n_boot, seed)
 
 
-def paired_statistic(
-    rows: np.ndarray, statistic: Callable[[np.ndarray], float], n_boot: int = 1000, seed: int = 42
-) -> Estimate:
+def paired_statistic(rows: np.ndarray, statistic: Callable[[np.ndarray], float], n_boot: int = 1000, seed: int = 42) -> Estimate:
     """A statistic of paired rows (e.g. micro F1(B) − F1(A) over count columns) with its interval."""
     lo, hi = bootstrap_ci(rows, statistic, n_boot, seed)
     return Estimate(float(statistic(rows)), lo, hi)
@@ -181,7 +180,7 @@ def publish(t: PaperTable, results_dir: Path) -> tuple[Path, Path]:
     start, end = _markers(t.section)
     block = f"{start}\n{render(t)}{end}"
     text = md.read_text(encoding="utf-8") if md.is_file() else f"# Results: {t.paper}\n"
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
     js.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(md) as tmp:
