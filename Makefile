@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
+.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,15 @@ repro: install
 lint: install-dev
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lint-imports --no-cache
 
-test: install-dev lint
+# Headless chromium for the browser tests (Debian's package, where apt-get can run as root;
+# elsewhere those tests skip with a reason).
+install-browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		{ apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+		  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; }; }; } || \
+		echo "note: chromium could not be installed; the headless-browser tests will skip"
+
+test: install-dev install-browser lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra
 
 clean:

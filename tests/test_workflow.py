@@ -249,6 +249,7 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
             [{"method": "fixed", "metric": "rouge2", "recall": 0.2, "precision": 0.3, "rev": "workspace"}],
         ),
         "histogram": ("n_tokens", "chunks", [{"method": "fixed", "n_tokens": 5, "chunks": 10, "rev": "workspace"}]),
+        "lines_by_ranker": ("k", "relation_hit", [{"ranker": "dense", "k": 1, "relation_hit": 0.3, "rev": "workspace"}]),
     }
     specs = {}
     for name, (x, y, data) in rows.items():
@@ -267,4 +268,4 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
         timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count(" ok ") == 3
+    assert r.stdout.count(" ok ") == len(rows)
