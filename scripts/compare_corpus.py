@@ -56,7 +56,7 @@ def main() -> None:
     dp = params.section("chunk_docs", args.params)
     # --methods is checked as chunk_docs.methods would be.
     methods = params.section("chunk_docs", data={"chunk_docs": {"methods": args.methods}}).methods if args.methods else dp.methods
-    chunk_params = lambda m: rp.chunk_params(cp, m)  # noqa: E731
+    chunk_params = lambda m: rp.chunk_params(cp, m)
     models.require([(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))])
     out = args.out or Path("build/compare") / dataset_name(args.corpus)
 
@@ -64,7 +64,13 @@ def main() -> None:
         data = Path(work) / "data"
         info = convert_local(args.corpus, data, args.kind)  # bad input stops here, before any output
         corpus = compare.load(data, info["task"], args.max_documents)
-        log.info("%s: %d documents, %d questions; methods %s", info["dataset"], len(corpus.coll.docs), len(corpus.coll.qrels), ", ".join(methods))
+        log.info(
+            "%s: %d documents, %d questions; methods %s",
+            info["dataset"],
+            len(corpus.coll.docs),
+            len(corpus.coll.qrels),
+            ", ".join(methods),
+        )
         with Engine(xp) as engine:
             encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
             result = compare.run(corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap)

@@ -77,7 +77,9 @@ def test_pdf_pages_are_sections_and_chunks_find_their_page(tmp_path):
 
 def test_beir_folder_uses_the_beir_converter(tmp_path):
     (tmp_path / "qrels").mkdir()
-    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "title": "", "text": "beta"}\n')
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "title": "", "text": "beta"}\n'
+    )
     (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha?"}\n{"_id": "q2", "text": "beta?"}\n')
     (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     assert detect_kind(tmp_path) == "beir"
@@ -102,13 +104,18 @@ def test_squad_file_uses_the_squad_converter(tmp_path):
 
 def test_questions_file_gives_answers_and_answer_hits(tmp_path):
     (tmp_path / "a.txt").write_text("The spacer is washed once a month in warm water.")
-    (tmp_path / "questions.jsonl").write_text('{"id": "q", "question": "How often?", "doc_id": "a.txt", "answer": "once a month"}\n')
+    (tmp_path / "questions.jsonl").write_text(
+        '{"id": "q", "question": "How often?", "doc_id": "a.txt", "answer": "once a month"}\n'
+    )
     convert_local(tmp_path, tmp_path / "out")
     corpus = load(tmp_path / "out", "documents")
     a = corpus.answers.iloc[0]
     assert (a["start"], a["end"]) == (21, 33)
     chunks = pd.DataFrame({"chunk_id": ["c1", "c2"], "doc_id": ["a.txt"] * 2, "start": [0, 27], "end": [27, 49]})
-    assert answer_hits({"q": [("c1", 1.0), ("c2", 0.5)]}, chunks, corpus.answers) == {"answer@1": 0.0, "answer@3": 0.0}  # cut in two
+    assert answer_hits({"q": [("c1", 1.0), ("c2", 0.5)]}, chunks, corpus.answers) == {
+        "answer@1": 0.0,
+        "answer@3": 0.0,
+    }  # cut in two
     assert answer_hits({"q": [("a.txt", 1.0)]}, None, corpus.answers)["answer@1"] == 1.0  # whole documents
 
 
@@ -129,7 +136,9 @@ def _bad_folder(kind: str, tmp: Path) -> Path:
         (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n this is not really a PDF \x00\x01")
     elif kind == "unknown-doc":
         (folder / "a.txt").write_text("Some text with an answer.")
-        (folder / "questions.jsonl").write_text('{"id": "q1", "question": "Where?", "doc_id": "missing.pdf", "answer": "answer"}\n')
+        (folder / "questions.jsonl").write_text(
+            '{"id": "q1", "question": "Where?", "doc_id": "missing.pdf", "answer": "answer"}\n'
+        )
     return folder
 
 
@@ -168,12 +177,29 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
     corpus.mkdir()
     for f in EXAMPLE.iterdir():
         (corpus / f.name).write_bytes(f.read_bytes())
-    write_pdf(corpus / "iron.pdf", ["Iron deficiency is the commonest cause of anaemia.", "Oral iron is taken on alternate days."])
+    write_pdf(
+        corpus / "iron.pdf", ["Iron deficiency is the commonest cause of anaemia.", "Oral iron is taken on alternate days."]
+    )
     with (corpus / "questions.jsonl").open("a") as f:
-        f.write('{"id": "p1", "question": "How is oral iron taken?", "doc_id": "iron.pdf", "answer": "Oral iron is taken on alternate days"}\n')
+        f.write(
+            '{"id": "p1", "question": "How is oral iron taken?", "doc_id": "iron.pdf", "answer": "Oral iron is taken on alternate days"}\n'
+        )
     out = tmp_path / "report"
     monkeypatch.chdir(ROOT)
-    argv = ["x", "--corpus", str(corpus), "--out", str(out), "--methods", "fixed", "recursive", "--samples", "2", "--bootstrap", "100"]
+    argv = [
+        "x",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--methods",
+        "fixed",
+        "recursive",
+        "--samples",
+        "2",
+        "--bootstrap",
+        "100",
+    ]
     monkeypatch.setattr(sys, "argv", argv)
     _script().main()
     page = (out / "report.html").read_text()

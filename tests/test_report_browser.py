@@ -28,7 +28,7 @@ CONSOLE = re.compile(r":CONSOLE[:(]\d+")
 
 def chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess:
     flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}"]
-    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=90)
+    return subprocess.run([CHROMIUM, *flags, *args], check=False, capture_output=True, text=True, timeout=90)
 
 
 def console_messages(page: Path, tmp: Path) -> list[str]:
@@ -40,7 +40,10 @@ def comparison() -> tuple[dict, list[dict], list[MethodRun]]:
     def chunks(method: str, sizes: list[int]) -> pd.DataFrame:
         return pd.DataFrame({"doc_id": "a.pdf", "chunk_id": [f"a-{method}-{i}" for i in range(len(sizes))], "n_tokens": sizes})
 
-    runs = [MethodRun("fixed", chunks("fixed", [128, 128, 40]), 0.1, "words"), MethodRun("recursive", chunks("recursive", [90, 150, 60]), 0.1, "words")]
+    runs = [
+        MethodRun("fixed", chunks("fixed", [128, 128, 40]), 0.1, "words"),
+        MethodRun("recursive", chunks("recursive", [90, 150, 60]), 0.1, "words"),
+    ]
     sizes = {
         r.method: {"chunks": 3, "counter": "words", "tokens_mean": 99.0, "tokens_median": 90.0, "tokens_p95": 140.0, "tokens_max": 150,
                    "embedder_tokens_mean": 120.0, "answers": 2, "cut_answers": i, "cut_answer_share": i / 2}

@@ -66,7 +66,10 @@ def local_spec(path: str | Path, kind: str | None = None, name: str | None = Non
         qrels = sorted((path / "qrels").glob("*.tsv")) if (path / "qrels").is_dir() else []
         if not qrels:
             raise UserError(f"{path}: a BEIR folder needs judgements in qrels/<split>.tsv (e.g. qrels/test.tsv); none found")
-        raw, splits = path, {"corpus": [BEIR_FILES[0]], "queries": [BEIR_FILES[1]], **{q.stem: [f"qrels/{q.name}"] for q in qrels}}
+        raw, splits = (
+            path,
+            {"corpus": [BEIR_FILES[0]], "queries": [BEIR_FILES[1]], **{q.stem: [f"qrels/{q.name}"] for q in qrels}},
+        )
     else:
         if not path.is_dir():
             raise UserError(f"{path}: kind folder needs a folder of documents")
@@ -79,7 +82,10 @@ def _folder_splits(path: Path) -> dict[str, list[str]]:
     files = sorted(
         p.relative_to(path).as_posix()
         for p in path.rglob("*")
-        if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES and p.name != QUESTIONS_FILE and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        if p.is_file()
+        and p.suffix.lower() in DOCUMENT_SUFFIXES
+        and p.name != QUESTIONS_FILE
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
     )
     if not files:
         raise UserError(
@@ -92,7 +98,9 @@ def _folder_splits(path: Path) -> dict[str, list[str]]:
     return splits
 
 
-def convert_local(path: str | Path, out: Path, kind: str | None = None, name: str | None = None, skip_malformed: bool = False) -> dict[str, Any]:
+def convert_local(
+    path: str | Path, out: Path, kind: str | None = None, name: str | None = None, skip_malformed: bool = False
+) -> dict[str, Any]:
     """Convert the corpus at ``path`` into the folder ``out`` (Parquet tables + report.json)."""
     spec, raw = local_spec(path, kind, name)
     report = convert(spec, raw, out, skip_malformed)

@@ -13,8 +13,9 @@ import html
 import io
 import math
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from biochunk.evaluation.chunking import MethodRun, sizes_png
 
@@ -112,7 +113,11 @@ def _chunk_card(label: str, chunk: dict[str, Any]) -> str:
     where = html.escape(chunk["doc_id"]) + (f", {html.escape(chunk['section'])}" if chunk.get("section") else "")
     verdict = "relevant document" if chunk["relevant"] else "not a relevant document"
     if chunk.get("answer_whole") is not None:
-        verdict += "; answer whole in this chunk" if chunk["answer_whole"] else ("; answer cut" if chunk.get("mark") else "; answer not in this chunk")
+        verdict += (
+            "; answer whole in this chunk"
+            if chunk["answer_whole"]
+            else ("; answer cut" if chunk.get("mark") else "; answer not in this chunk")
+        )
     return (
         f"<div><b>{html.escape(label)}: {html.escape(chunk['method'])}</b> "
         f'<span class="muted">— {where}, chars {chunk["start"]}–{chunk["end"]}; {verdict}</span>'
@@ -128,18 +133,25 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Chunk methods on {html.escape(name)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>Chunk methods on <i>{html.escape(name)}</i></h1>",
-        f'<p class="muted">{corpus["documents"]} documents ({html.escape(str(corpus.get("kind", "")))}), '
-        f"{corpus['questions']} questions with judgements, {len(sizes)} chunk methods.</p>",
+        (
+            f'<p class="muted">{corpus["documents"]} documents ({html.escape(str(corpus.get("kind", "")))}), '
+            f"{corpus['questions']} questions with judgements, {len(sizes)} chunk methods.</p>"
+        ),
     ]
     parts += [f'<div class="note">{html.escape(n)}</div>' for n in metrics.get("notes", [])]
     if ranking:
         ranker = ranking[0]["retriever"]
         retrievers = [k[: -len(PRIMARY) - 1] for k in ranking[0] if k.endswith(f"_{PRIMARY}") and not k.startswith(ranker)]
-        best, worst = next(r["method"] for r in ranking if r["method"] != "none"), [r["method"] for r in ranking if r["method"] != "none"][-1]
+        best, worst = (
+            next(r["method"] for r in ranking if r["method"] != "none"),
+            [r["method"] for r in ranking if r["method"] != "none"][-1],
+        )
         parts.append(f"<h2>Ranking</h2><p>By {ranker} nDCG@10 over {corpus['questions']} questions; the interval is a 95% bootstrap over questions "
                      "(overlapping intervals: the data do not tell the methods apart). <i>none</i> indexes each document whole.</p>")  # fmt: skip
         head = "".join(f"<th>{html.escape(r)} nDCG@10</th>" for r in retrievers)
-        parts.append(f"<table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th>{head}<th>recall@10</th><th>answer whole in top chunk</th><th>chunks</th><th>cut answers</th></tr>")
+        parts.append(
+            f"<table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th>{head}<th>recall@10</th><th>answer whole in top chunk</th><th>chunks</th><th>cut answers</th></tr>"
+        )
         for i, r in enumerate(ranking, 1):
             cls = " class='best'" if r["method"] == best else (" class='worst'" if r["method"] == worst else "")
             cells = "".join(f"<td>{_fmt(r[f'{x}_{PRIMARY}'])}</td>" for x in retrievers)
@@ -154,7 +166,9 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
             parts.append('<div class="note">Every interval overlaps the best one: on these questions the methods are not told apart '
                          "by document retrieval; more questions (or the chunk-level answer column) are needed.</div>")  # fmt: skip
         parts.append(_img(ranking_plot(ranking), "nDCG@10 per chunk method with intervals"))
-    parts.append("<h2>Chunk sizes</h2><table><tr><th>method</th><th>chunks</th><th>mean</th><th>median</th><th>p95</th><th>max</th><th>unit</th><th>mean embedder tokens</th></tr>")
+    parts.append(
+        "<h2>Chunk sizes</h2><table><tr><th>method</th><th>chunks</th><th>mean</th><th>median</th><th>p95</th><th>max</th><th>unit</th><th>mean embedder tokens</th></tr>"
+    )
     for m, s in sizes.items():
         parts.append(
             f"<tr><td>{html.escape(m)}</td><td>{s['chunks']}</td><td>{_fmt(s.get('tokens_mean'), 1)}</td><td>{_fmt(s.get('tokens_median'), 1)}</td>"

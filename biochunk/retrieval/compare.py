@@ -17,10 +17,11 @@ import bisect
 import dataclasses
 import json
 import logging
-import random
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -56,7 +57,9 @@ def load(data: Path, task: str, max_documents: int | None = None) -> Corpus:
         coll = collection.load(data, "retrieval", eval_split=eval_split)
         notes = [] if eval_split else ["the only judgements are train judgements: nothing to evaluate retrieval on"]
         if max_documents:
-            coll = _first_documents(coll, max_documents, read_table(data / "corpus.parquet", CORPUS)["doc_id"].head(max_documents))
+            coll = _first_documents(
+                coll, max_documents, read_table(data / "corpus.parquet", CORPUS)["doc_id"].head(max_documents)
+            )
         return Corpus(coll, None, {}, eval_split, notes)
     docs = read_table(data / "documents.parquet", DOCUMENTS)
     if max_documents:
@@ -83,7 +86,9 @@ def _first_documents(coll: Collection, n: int, keep: pd.Series) -> Collection:
         out = {q: {d: r for d, r in ds.items() if d in keep_set} for q, ds in qrels.items()}
         return {q: ds for q, ds in out.items() if ds}
 
-    return dataclasses.replace(coll, docs=docs, qrels=cut(coll.qrels), train_qrels=cut(coll.train_qrels), test_qrels=cut(coll.test_qrels))
+    return dataclasses.replace(
+        coll, docs=docs, qrels=cut(coll.qrels), train_qrels=cut(coll.train_qrels), test_qrels=cut(coll.test_qrels)
+    )
 
 
 @dataclass
@@ -169,7 +174,7 @@ def run(
 
 
 def _or0(v: float) -> float:
-    return 0.0 if v != v else v  # NaN (no answers) sorts as 0
+    return 0.0 if math.isnan(v) else v  # NaN (no answers) sorts as 0
 
 
 def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.DataFrame) -> dict[str, float]:
@@ -178,7 +183,11 @@ def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.
     A chunk-level measure: document judgements cannot see an answer cut in two, this can.
     ``chunks`` None: each document is one chunk (``none``), its id the document id.
     """
-    span = {} if chunks is None else {c: (d, s, e) for c, d, s, e in chunks[["chunk_id", "doc_id", "start", "end"]].itertuples(index=False)}
+    span = (
+        {}
+        if chunks is None
+        else {c: (d, s, e) for c, d, s, e in chunks[["chunk_id", "doc_id", "start", "end"]].itertuples(index=False)}
+    )
     found = {1: 0, ANSWER_DEPTH: 0}
     for q, d, s, e in answers[["question_id", "doc_id", "start", "end"]].itertuples(index=False):
         for k in found:
@@ -189,24 +198,52 @@ def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.
 
 
 def _samples(
-    corpus: Corpus, chunks: dict[str, pd.DataFrame], res: experiment.Results, best: str, worst: str, retriever: str, n: int, seed: int
+    corpus: Corpus,
+    chunks: dict[str, pd.DataFrame],
+    res: experiment.Results,
+    best: str,
+    worst: str,
+    retriever: str,
+    n: int,
+    seed: int,
 ) -> list[dict[str, Any]]:
     coll = corpus.coll
     qids = experiment.sample(list(coll.qrels), n, seed)
     question = dict(zip(coll.queries["query_id"], coll.queries["text"]))
-    answer = {} if corpus.answers is None else {q: (d, s, e, t) for q, d, s, e, t in corpus.answers[["question_id", "doc_id", "start", "end", "answer_text"]].itertuples(index=False)}
+    answer = (
+        {}
+        if corpus.answers is None
+        else {
+            q: (d, s, e, t)
+            for q, d, s, e, t in corpus.answers[["question_id", "doc_id", "start", "end", "answer_text"]].itertuples(index=False)
+        }
+    )
     out = []
     for q in qids:
-        row: dict[str, Any] = {"query_id": q, "question": question.get(q, ""), "relevant": sorted(coll.qrels[q]), "retriever": retriever}
+        row: dict[str, Any] = {
+            "query_id": q,
+            "question": question.get(q, ""),
+            "relevant": sorted(coll.qrels[q]),
+            "retriever": retriever,
+        }
         if q in answer:
             row["answer"] = answer[q][3]
         for label, method in (("best", best), ("worst", worst)):
-            row[label] = _top_chunk(corpus, chunks[method], res.chunk_hits.get((retriever, method), {}).get(q, []), method, answer.get(q), coll.qrels[q])
+            row[label] = _top_chunk(
+                corpus,
+                chunks[method],
+                res.chunk_hits.get((retriever, method), {}).get(q, []),
+                method,
+                answer.get(q),
+                coll.qrels[q],
+            )
         out.append(row)
     return out
 
 
-def _top_chunk(corpus: Corpus, chunks: pd.DataFrame, hits: list, method: str, answer: tuple | None, relevant: dict) -> dict[str, Any]:
+def _top_chunk(
+    corpus: Corpus, chunks: pd.DataFrame, hits: list, method: str, answer: tuple | None, relevant: dict
+) -> dict[str, Any]:
     if not hits:
         return {"method": method, "text": "", "doc_id": "", "relevant": False}
     c = chunks.loc[chunks["chunk_id"] == hits[0][0]].iloc[0]
@@ -243,7 +280,12 @@ def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, An
     return json.loads(
         json.dumps(
             {
-                "corpus": {**info, "documents": len(corpus.coll.docs), "questions": len(corpus.coll.qrels), "eval_split": corpus.eval_split},
+                "corpus": {
+                    **info,
+                    "documents": len(corpus.coll.docs),
+                    "questions": len(corpus.coll.qrels),
+                    "eval_split": corpus.eval_split,
+                },
                 "sizes": c.sizes,
                 "retrieval": c.retrieval,
                 "ranking": c.ranking,

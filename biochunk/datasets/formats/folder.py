@@ -45,9 +45,26 @@ DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, ".jsonl", ".pdf", *HTML_SUFFIXES)
 QUESTIONS_FILE = "questions.jsonl"
 PAGE_BREAK = "\n\n"  # between PDF pages, so paragraph splitting also breaks there
 PAGE_TITLE = "page {}"  # a PDF page's section title (1-based)
-MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # HTML elements whose text is one paragraph; the innermost one wins where they nest.
-HTML_BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "td", "th", "dd", "dt", "figcaption", "caption")
+HTML_BLOCKS = (
+    "p",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "blockquote",
+    "td",
+    "th",
+    "dd",
+    "dt",
+    "figcaption",
+    "caption",
+)
 HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 HTML_SKIP = ("script", "style", "noscript", "nav", "template", "svg", "head")
 
@@ -177,12 +194,21 @@ def _html(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     if not text:
         _empty(ctx, path, "the page holds no text")
         return None
-    sections = [{"title": t, "start": s, "end": heads[k + 1][1] - 2 if k + 1 < len(heads) else len(text)} for k, (t, s) in enumerate(heads)]
+    sections = [
+        {"title": t, "start": s, "end": heads[k + 1][1] - 2 if k + 1 < len(heads) else len(text)}
+        for k, (t, s) in enumerate(heads)
+    ]
     return _doc(name, title or (heads[0][0] if heads else ""), text, sections, paragraphs)
 
 
 def _doc(doc_id: str, title: str, text: str, sections: list[dict[str, Any]], paragraphs: list[tuple[int, int]]) -> dict[str, Any]:
-    return {"doc_id": doc_id, "title": title, "text": text, "sections": sections, "paragraphs": [{"start": s, "end": e} for s, e in paragraphs]}
+    return {
+        "doc_id": doc_id,
+        "title": title,
+        "text": text,
+        "sections": sections,
+        "paragraphs": [{"start": s, "end": e} for s, e in paragraphs],
+    }
 
 
 def _questions(ctx: Context, path: Path, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -197,7 +223,9 @@ def _questions(ctx: Context, path: Path, docs: list[dict[str, Any]]) -> list[dic
         doc_id, answer = str(q["doc_id"]), q["answer"]
         if doc_id not in text_of:
             known = ", ".join(sorted(text_of)[:5]) + (" ..." if len(text_of) > 5 else "")
-            raise UserError(f"{where}: question {q['id']} names document {doc_id!r}, which is not in the folder ({known}); fix its doc_id")
+            raise UserError(
+                f"{where}: question {q['id']} names document {doc_id!r}, which is not in the folder ({known}); fix its doc_id"
+            )
         if str(q["id"]) in ids:
             malformed(ctx, "answers", where, f"question id {q['id']} occurs twice")
             continue
@@ -206,8 +234,22 @@ def _questions(ctx: Context, path: Path, docs: list[dict[str, Any]]) -> list[dic
         if type(start) is not int:
             start = text.find(answer)
         if start < 0 or text[start : start + len(answer)] != answer:
-            malformed(ctx, "answers", where, f"answer {answer[:40]!r} is not in document {doc_id} at {'the given start' if 'start' in q else 'any place'}")
+            malformed(
+                ctx,
+                "answers",
+                where,
+                f"answer {answer[:40]!r} is not in document {doc_id} at {'the given start' if 'start' in q else 'any place'}",
+            )
             continue
         ids.add(str(q["id"]))
-        out.append({"question_id": str(q["id"]), "doc_id": doc_id, "question": q["question"].strip(), "answer_text": answer, "start": start, "end": start + len(answer)})
+        out.append(
+            {
+                "question_id": str(q["id"]),
+                "doc_id": doc_id,
+                "question": q["question"].strip(),
+                "answer_text": answer,
+                "start": start,
+                "end": start + len(answer),
+            }
+        )
     return out
