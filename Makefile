@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
+.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,3 +96,12 @@ gpu-baseline: install
 	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
 		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
+
+# Your own corpus (issue 15, docs/your-corpus.md): every chunk method on CORPUS (a folder of
+# .txt/.md/.jsonl/.pdf/.html documents with an optional questions.jsonl, a BEIR folder, or a
+# SQuAD .json file) -> one self-contained HTML report in OUT (default build/compare/<name>).
+# Outside the DVC pipeline; COMPARE_ARGS passes e.g. --methods fixed recursive --max-documents 500.
+CORPUS ?= docs/example-corpus
+COMPARE_ARGS ?=
+compare: install
+	$(BIN)/python scripts/compare_corpus.py --corpus "$(CORPUS)" $(if $(OUT),--out "$(OUT)") $(COMPARE_ARGS)

@@ -146,11 +146,11 @@ def _bad_folder(kind: str, tmp: Path) -> Path:
     "kind,expected",
     [
         ("empty", "no documents found"),
-        ("bad-pdf", "broken.pdf: not a readable PDF"),
+        ("bad-pdf", "broken.pdf: not a readable PDF (PdfStreamError: Stream has ended unexpectedly); export it again"),
         ("unknown-doc", "names document 'missing.pdf', which is not in the folder"),
     ],
 )
-def test_bad_input_one_line_and_no_output(kind, expected, tmp_path, monkeypatch, capsys):
+def test_bad_input_one_line_and_no_output(kind, expected, tmp_path, monkeypatch, capsys, caplog):
     folder = _bad_folder(kind, tmp_path)
     out = tmp_path / "report"
     monkeypatch.chdir(ROOT)
@@ -163,6 +163,7 @@ def test_bad_input_one_line_and_no_output(kind, expected, tmp_path, monkeypatch,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0], err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["corpus"]
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("pypdf")]  # no "EOF marker not found" line
 
 
 def test_bad_input_errors_name_the_fix(tmp_path):

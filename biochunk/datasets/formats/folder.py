@@ -23,6 +23,8 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +108,15 @@ def _read(ctx: Context, path: Path, name: str) -> list[dict[str, Any]]:
 def _decoded(ctx: Context, path: Path) -> str | None:
     text, why = decode(path.read_bytes())
     if text is None:
-        malformed(ctx, "documents", str(path), why)
+        _empty(ctx, path, f"{why}; save it as UTF-8 text, or remove it from the folder")
     return text
 
 
 def _empty(ctx: Context, path: Path, what: str) -> None:
-    malformed(ctx, "documents", str(path), f"{what}; remove it from the folder")
+    # A whole file that yields no document: "fix the line" (``malformed``) would not fit it.
+    if not ctx.skip_malformed:
+        raise UserError(f"{path}: {what}")
+    ctx.report.drop("documents", what.split(" (")[0].split(";")[0])
 
 
 def _text(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
@@ -119,7 +124,7 @@ def _text(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     if text is None:
         return None
     if not text.strip():
-        _empty(ctx, path, "the file holds no text")
+        _empty(ctx, path, "the file holds no text; remove it from the folder")
         return None
     paragraphs = paragraph_spans(text)
     sections = []
@@ -144,17 +149,20 @@ def _jsonl_doc(ctx: Context, where: str, obj: Any) -> dict[str, Any] | None:
 
 def _pdf(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     try:
-        reader = PdfReader(io.BytesIO(path.read_bytes()))
+        with _quiet_pypdf():
+            reader = PdfReader(io.BytesIO(path.read_bytes()))
         if reader.is_encrypted:
-            _empty(ctx, path, "the PDF is encrypted (decrypt it first, e.g. `qpdf --decrypt`)")
+            _empty(ctx, path, "the PDF is encrypted; decrypt it first (e.g. `qpdf --decrypt`)")
             return None
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        with _quiet_pypdf():
+            pages = [(page.extract_text() or "").strip() for page in reader.pages]
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as e:
-        _empty(ctx, path, f"not a readable PDF ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no detail'})")
+        why = f"{type(e).__name__}: {str(e).splitlines()[0]}" if str(e) else type(e).__name__
+        _empty(ctx, path, f"not a readable PDF ({why}); export it again, or remove it from the folder")
         return None
     if not any(pages):
-        _empty(ctx, path, "the PDF has no text layer (a scan? run OCR on it first)")
+        _empty(ctx, path, "the PDF has no text layer (a scan?); run OCR on it first, or remove it from the folder")
         return None
     text, sections = "", []
     for n, page in enumerate(pages, 1):
@@ -167,6 +175,19 @@ def _pdf(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     paragraphs = paragraph_spans(text)
     title = str(meta_title).strip() or text[paragraphs[0][0] : paragraphs[0][1]].split("\n", 1)[0].strip()
     return _doc(name, title, text, sections, paragraphs)
+
+
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    # pypdf logs a warning for every defect it works around ("EOF marker not found"); a PDF it
+    # cannot read ends in one error line of ours instead, one it can is read as it is.
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _html(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
@@ -192,7 +213,7 @@ def _html(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
             heads.append((words, len(text)))
         text += words
     if not text:
-        _empty(ctx, path, "the page holds no text")
+        _empty(ctx, path, "the page holds no text; remove it from the folder")
         return None
     sections = [
         {"title": t, "start": s, "end": heads[k + 1][1] - 2 if k + 1 < len(heads) else len(text)}
