@@ -211,3 +211,14 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
     assert all(r["ci_low"] <= r["ndcg@10"] <= r["ci_high"] for r in m["ranking"])
     chunks = pd.read_parquet(out / "chunks.parquet")
     assert set(chunks["method"]) == {"fixed", "recursive"} and (out / "runs.parquet").exists()
+
+
+def test_answer_across_a_line_break_is_found_and_counted(tmp_path):
+    (tmp_path / "a.txt").write_text("Wash the spacer once a\nmonth in warm water.")
+    (tmp_path / "questions.jsonl").write_text(
+        '{"id": "q", "question": "How often?", "doc_id": "a.txt", "answer": "once a month"}\n'
+    )
+    info = convert_local(tmp_path, tmp_path / "out")
+    a = pd.read_parquet(tmp_path / "out" / "answers.parquet").iloc[0]
+    assert a["answer_text"] == "once a\nmonth" and (a["start"], a["end"]) == (16, 28)
+    assert info["rows_repaired"] == {"answers": {"answer found with other whitespace between its words": 1}}

@@ -181,7 +181,10 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
         n = next(s["answers"] for s in sizes.values() if "answers" in s)
         parts.append(f"<h2>Answers cut by chunk boundaries</h2><p>Of {n} gold answers, the share that no single chunk holds whole "
                      "(a retriever can then return at best part of the answer).</p>")  # fmt: skip
-        parts.append(_img(cut_plot(sizes), "share of answers cut per method"))
+        if any(s.get("cut_answers") for s in sizes.values()):
+            parts.append(_img(cut_plot(sizes), "share of answers cut per method"))
+        else:
+            parts.append(f'<div class="note">No method cuts any of the {n} answers.</div>')
     if samples:
         src = samples[0]["retriever"]
         parts.append(f"<h2>Sampled questions</h2><p>The top chunk ({html.escape(src)} retrieval) of the best and the worst chunk method; "

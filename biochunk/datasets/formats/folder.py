@@ -254,13 +254,16 @@ def _questions(ctx: Context, path: Path, docs: list[dict[str, Any]]) -> list[dic
         start = q.get("start")
         if type(start) is not int:
             start = text.find(answer)
+        if start < 0 and "start" not in q:
+            # A PDF breaks lines where its layout wrapped them: the answer as the user typed it
+            # matches the text with any run of whitespace between its words (counted).
+            m = re.search(r"\s+".join(map(re.escape, answer.split())), text)
+            if m:
+                start, answer = m.start(), m.group(0)
+                ctx.report.repair("answers", "answer found with other whitespace between its words")
         if start < 0 or text[start : start + len(answer)] != answer:
-            malformed(
-                ctx,
-                "answers",
-                where,
-                f"answer {answer[:40]!r} is not in document {doc_id} at {'the given start' if 'start' in q else 'any place'}",
-            )
+            where_ = "at the given start" if "start" in q else "anywhere (whitespace aside)"
+            malformed(ctx, "answers", where, f"answer {answer[:40]!r} is not in document {doc_id} {where_}")
             continue
         ids.add(str(q["id"]))
         out.append(
