@@ -99,12 +99,18 @@ def sizes_plot(runs: Sequence[MethodRun], title: str) -> str:
         return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
+# A long chunk is shown as an excerpt around its answer, so the highlight is in view.
+EXCERPT_CHARS = 300  # characters shown on each side of the answer
+
+
 def _marked(chunk: dict[str, Any]) -> str:
     text, mark = chunk.get("text", ""), chunk.get("mark")
     if not mark:
         return html.escape(text)
     s, e = mark
-    return html.escape(text[:s]) + "<mark>" + html.escape(text[s:e]) + "</mark>" + html.escape(text[e:])
+    lo, hi = max(0, s - EXCERPT_CHARS), min(len(text), e + EXCERPT_CHARS)
+    lead, tail = ("… " if lo > 0 else ""), (" …" if hi < len(text) else "")
+    return lead + html.escape(text[lo:s]) + "<mark>" + html.escape(text[s:e]) + "</mark>" + html.escape(text[e:hi]) + tail
 
 
 def _chunk_card(label: str, chunk: dict[str, Any]) -> str:
