@@ -16,6 +16,7 @@ Writes, all at once (nothing when the input is bad): ``report.html``, ``metrics.
 
 import argparse
 import logging
+import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -88,7 +89,10 @@ def main() -> None:
     for note in result.notes:
         log.info("%s", note)
     for r in result.ranking:
-        log.info("%-13s %s nDCG@10 %.3f [%.3f, %.3f]", r["method"], r["retriever"], r["ndcg@10"], r["ci_low"], r["ci_high"])
+        answer = f", answer whole in top chunk {r['answer@1']:.0%}" if not math.isnan(r["answer@1"]) else ""
+        log.info(
+            "%-13s %s nDCG@10 %.3f [%.3f, %.3f]%s", r["method"], r["retriever"], r["ndcg@10"], r["ci_low"], r["ci_high"], answer
+        )
     print(f"report: {out / 'report.html'}")
 
 
