@@ -42,6 +42,10 @@ def _img(src: str, alt: str) -> str:
     return f'<img src="{src}" alt="{html.escape(alt)}">'
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not math.isnan(v)
+
+
 def _fmt(v: Any, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -155,17 +159,24 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
         parts.append(f"<h2>Ranking</h2><p>By {ranker} nDCG@10 over {corpus['questions']} questions; the interval is a 95% bootstrap over questions "
                      "(overlapping intervals: the data do not tell the methods apart). <i>none</i> indexes each document whole.</p>")  # fmt: skip
         head = "".join(f"<th>{html.escape(r)} nDCG@10</th>" for r in retrievers)
+        # Answer columns only where the corpus has answers (a BEIR set has judgements only).
+        answered = any(_number(r.get("answer@1")) for r in ranking)
+        answer_head = "<th>answer whole in top chunk</th>" if answered else ""
+        cut_head = "<th>cut answers</th>" if answered else ""
         parts.append(
-            f"<table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th>{head}<th>recall@10</th><th>answer whole in top chunk</th><th>chunks</th><th>cut answers</th></tr>"
+            f"<table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th>{head}<th>recall@10</th>"
+            f"{answer_head}<th>chunks</th>{cut_head}</tr>"
         )
         for i, r in enumerate(ranking, 1):
             cls = " class='best'" if r["method"] == best else (" class='worst'" if r["method"] == worst else "")
             cells = "".join(f"<td>{_fmt(r[f'{x}_{PRIMARY}'])}</td>" for x in retrievers)
             cut = r.get("cut_answer_share")
+            answer = f"<td>{_fmt(r.get('answer@1'))}</td>" if answered else ""
+            cut_cell = f"<td>{f'{cut:.1%}' if _number(cut) else '–'}</td>" if answered else ""
             parts.append(
                 f"<tr{cls}><td>{i}</td><td>{html.escape(r['method'])}</td><td>{_fmt(r[PRIMARY])}</td>"
-                f"<td>[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]</td>{cells}<td>{_fmt(r['recall@10'])}</td><td>{_fmt(r.get('answer@1'))}</td>"
-                f"<td>{r['chunks']}</td><td>{'–' if cut is None or (isinstance(cut, float) and math.isnan(cut)) else f'{cut:.1%}'}</td></tr>"
+                f"<td>[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]</td>{cells}<td>{_fmt(r['recall@10'])}</td>{answer}"
+                f"<td>{r['chunks']}</td>{cut_cell}</tr>"
             )
         parts.append("</table>")
         if all(r["ci_low"] <= ranking[0]["ci_high"] and ranking[0]["ci_low"] <= r["ci_high"] for r in ranking):
