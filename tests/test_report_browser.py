@@ -1,7 +1,7 @@
 """The comparison report displays in a real browser: headless Chromium renders a non-blank page
 with the ranking, the inlined plots load, and the console stays free of errors (issue 15).
 
-Skips when no Chromium is installed (``make`` installs Debian's ``chromium`` for CI).
+Skips when no Chromium is installed (``make install-browser`` installs Debian's package).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from biochunk.evaluation.chunking import MethodRun
 from biochunk.evaluation.corpus_report import render
 
 CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (`make install-browser` installs Debian's package)")
 # With --enable-logging=stderr Chromium logs each console message of the page as
 # `...:INFO:CONSOLE:<line>] "<message>", source: ...` (older builds: `CONSOLE(<line>)`); an
 # uncaught exception is one of them. The report has no script, so any such line is a fault.
