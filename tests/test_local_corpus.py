@@ -90,6 +90,8 @@ def test_beir_folder_uses_the_beir_converter(tmp_path):
     corpus = load(tmp_path / "out", "retrieval")
     assert corpus.eval_split == "dev"  # no test split: the first one that is not train
     assert corpus.coll.qrels == {"q1": {"d1": 1}, "q2": {"d2": 1}} and not corpus.coll.train_qrels
+    first = load(tmp_path / "out", "retrieval", max_documents=1)  # q2's only judged document is cut off
+    assert list(first.coll.docs["doc_id"]) == ["d1"] and first.coll.qrels == {"q1": {"d1": 1}}
 
 
 def test_squad_file_uses_the_squad_converter(tmp_path):
