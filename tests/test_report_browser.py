@@ -7,33 +7,17 @@ Skips when no Chromium is installed (``make install-browser`` installs Debian's 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import chromium, console_messages, needs_chromium
 from PIL import Image
 
 from biochunk.evaluation.chunking import MethodRun
 from biochunk.evaluation.corpus_report import render
 
-CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (`make install-browser` installs Debian's package)")
-# With --enable-logging=stderr Chromium logs each console message of the page as
-# `...:INFO:CONSOLE:<line>] "<message>", source: ...` (older builds: `CONSOLE(<line>)`); an
-# uncaught exception is one of them. The report has no script, so any such line is a fault.
-CONSOLE = re.compile(r":CONSOLE[:(]\d+")
-
-
-def chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}"]
-    return subprocess.run([CHROMIUM, *flags, *args], check=False, capture_output=True, text=True, timeout=90)
-
-
-def console_messages(page: Path, tmp: Path) -> list[str]:
-    r = chromium(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000", "--dump-dom", page.as_uri()], tmp)
-    return [line for line in r.stderr.splitlines() if CONSOLE.search(line)]
+pytestmark = needs_chromium
 
 
 def comparison() -> tuple[dict, list[dict], list[MethodRun]]:
