@@ -104,4 +104,4 @@ BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 to
 CORPUS ?= docs/example-corpus
 COMPARE_ARGS ?=
 compare: install
-	$(BIN)/python scripts/compare_corpus.py --corpus "$(CORPUS)" $(if $(OUT),--out "$(OUT)") $(COMPARE_ARGS)
+	$(BIN)/python stages/compare.py --corpus "$(CORPUS)" $(if $(OUT),--out "$(OUT)") $(COMPARE_ARGS)

@@ -80,8 +80,16 @@ class DataParams:
     classification: list[str] = field(default_factory=list)
     # Retrieval (scifact) and QA (bioasq) datasets among `datasets` that train_reranker + retrieve run on.
     retrieval: list[str] = field(default_factory=list)
+    # Your own corpora (docs/your-corpus.md): name -> a folder of documents, a BEIR folder or a
+    # SQuAD .json file, each compared by the compare stage (the path is a checksummed dep).
+    local: dict[str, str] = field(default_factory=dict)
 
     def validate(self, s: str) -> None:
+        for name, path in self.local.items():
+            if not DATASET_NAME.fullmatch(str(name)):
+                raise UserError(f"{s}.local: corpus name {name!r} may use only a-z, 0-9, '_' and '-' (it names outputs)")
+            if not isinstance(path, str) or not path.strip() or any(c in path for c in " $;&|'\"`"):
+                raise UserError(f"{s}.local.{name}: give a path without spaces or shell characters (got {path!r})")
         for key in ("datasets", "triples", "documents", "qa", "classification", "retrieval"):
             for i, name in enumerate(getattr(self, key)):
                 if not DATASET_NAME.fullmatch(name):

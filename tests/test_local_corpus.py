@@ -122,7 +122,7 @@ def test_questions_file_gives_answers_and_answer_hits(tmp_path):
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("compare_corpus", ROOT / "scripts" / "compare_corpus.py")
+    spec = importlib.util.spec_from_file_location("compare_stage", ROOT / "stages" / "compare.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -156,7 +156,7 @@ def test_bad_input_one_line_and_no_output(kind, expected, tmp_path, monkeypatch,
     folder = _bad_folder(kind, tmp_path)
     out = tmp_path / "report"
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(sys, "argv", ["compare_corpus.py", "--corpus", str(folder), "--out", str(out), "--methods", "fixed"])
+    monkeypatch.setattr(sys, "argv", ["compare.py", "--corpus", str(folder), "--out", str(out), "--methods", "fixed"])
     with pytest.raises(SystemExit) as e:
         from biochunk import cli
 

@@ -1,6 +1,6 @@
 """Every chunk method on one converted corpus: sizes, cut answers, retrieval with intervals.
 
-The comparison behind ``scripts/compare_corpus.py`` and its report page. It walks the same
+The comparison behind ``stages/compare.py`` and its report page. It walks the same
 path as the pipeline's stages: chunks from ``evaluation.chunking.run_methods`` (as
 ``chunk_docs``), retrieval from ``experiment.run_retrievers`` over those same chunks (as
 ``retrieve``), nDCG@10 per query with a bootstrap interval (``evaluation.retrieval``).

@@ -1,6 +1,9 @@
 """Compare every chunk method on your own corpus and write one HTML report (docs/your-corpus.md).
 
-    python scripts/compare_corpus.py --corpus path/to/folder [--out build/compare/<name>]
+    python stages/compare.py --corpus path/to/folder [--out build/compare/<name>]
+
+As a DVC stage (``data.local: {name: path}``) the corpus path is a dependency, so an edited
+document re-runs the comparison, and the metrics land in ``metrics/compare-<name>.json``.
 
 ``--corpus``: a folder of .txt/.md/.jsonl/.pdf/.html documents (with an optional
 questions.jsonl), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) or a SQuAD-format
@@ -35,7 +38,7 @@ from biochunk.partitions import EngineEncoder
 from biochunk.retrieval import compare
 from biochunk.retrieval.experiment import RETRIEVERS
 
-log = logging.getLogger("compare_corpus")
+log = logging.getLogger("compare")
 
 
 def main() -> None:
@@ -48,6 +51,7 @@ def main() -> None:
     ap.add_argument("--max-documents", type=int, default=None, help="the first n documents only, for a quick look")
     ap.add_argument("--samples", type=int, default=3, help="questions shown with their top chunks")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the nDCG@10 intervals")
+    ap.add_argument("--metrics", type=Path, default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     cp = params.section("chunk", args.params)
@@ -86,6 +90,8 @@ def main() -> None:
                 write_table(result.runs, tmp / "runs.parquet", RUNS)
             write_json({**metrics, "samples": result.samples}, tmp / "metrics.json")
             (tmp / "report.html").write_text(page, encoding="utf-8")
+        if args.metrics is not None:
+            write_json(metrics, args.metrics)
     for note in result.notes:
         log.info("%s", note)
     for r in result.ranking:
