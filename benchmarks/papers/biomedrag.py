@@ -218,11 +218,15 @@ def ade_table(data: Path, ladder: Path, n_boot: int, seed: int) -> PaperTable:
         )
         for i, k in enumerate(ADE_METRICS)
     ]  # fmt: skip
+    changed = int((preds["fixed"].loc[ids, "prediction"] != preds["hybrid"].loc[ids, "prediction"]).sum())
+    yes_n = {m: int(v.sum()) for m, v in yes.items()}
     table.notes = [
+        f"The generator answers differently on {changed} of {len(ids)} sentences; it says yes {yes_n['fixed']} "
+        f"(fixed) and {yes_n['hybrid']} (hybrid) times for {int(y.sum())} positives.",
         "Binary P / R / F1 of the positive class (an unparsed reply counts as no); rows: 95% bootstrap over "
         f"sentences, differences: paired bootstrap ({n_boot} resamples, seed {seed}). The evidence-vote rows "
         "come from the classify stage's metrics (<rung>.json); the stage keeps no per-sentence vote, so they "
-        "carry no paired difference."
+        "carry no paired difference.",
     ]
     return table
 
