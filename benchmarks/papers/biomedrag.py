@@ -257,7 +257,7 @@ def hierarchy_table(ladder: Path, dataset: str, n_boot: int, seed: int) -> Paper
     ]
     diffs = [
         Difference(f"{order} − paper ordering", m, None, paired_delta(np.array(per[names["paper"]][m]), np.array(per[names[order]][m]), n_boot, seed))
-        for order in ("flat", "inverted") for m in metrics[:1]
+        for order in ("flat", "inverted") for m in metrics
     ]  # fmt: skip
     return PaperTable(
         paper="biomedrag",
