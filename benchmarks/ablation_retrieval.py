@@ -114,12 +114,7 @@ def run(
         lists, rel = hits(top(rank_inputs(index, queries, qv, ids, docs_of, depth, selector)))
         capped = {m: hits(top(rank_inputs(index, queries, qv, ids, docs_of, depth, selector, m)))[1] for m in caps}
         comp = np.array(
-            [
-                complete(
-                    by_id[cs[0]].text, first.loc[by_id[cs[0]].doc_id, "head"], first.loc[by_id[cs[0]].doc_id, "tail"], lexicon
-                )
-                for cs in lists
-            ],
+            [complete(by_id[cs[0]].text, first.loc[by_id[cs[0]].doc_id, "head"], first.loc[by_id[cs[0]].doc_id, "tail"], lexicon) for cs in lists],
             dtype=float,
         )
         row = {"rung": name, "chunks": len(chunks), "paper_f1": paper, "seconds": round(time.time() - t0, 1)}

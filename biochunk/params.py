@@ -176,9 +176,7 @@ class ChunkParams:
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
         _one_of(f"{s}.hierarchy_order", self.hierarchy_order, HIERARCHY_ORDERS)
         if not self.hierarchy and self.hierarchy_order != "paper":
-            raise UserError(
-                f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true"
-            )
+            raise UserError(f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true")
 
 
 @dataclass(frozen=True)
@@ -186,16 +184,8 @@ class ChunkDocsParams:
     # Every method is run with the chunk.* settings, chunk.method replaced.
     methods: list[str] = field(
         default_factory=lambda: [
-            "recursive",
-            "semchunk",
-            "cluster",
-            "adaptive",
-            "percentile",
-            "stddev",
-            "interquartile",
-            "gradient",
-            "structural",
-            "fixed",
+            "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient",
+            "structural", "fixed",
         ]  # fmt: skip
     )
     max_documents: int | None = None  # the first n documents only (null: all), for quick runs
@@ -285,11 +275,7 @@ class RetrieveParams:
             raise UserError(f"{s}.chunk.{unknown[0]}: not a chunk.* key; allowed: {', '.join(sorted(fields_ - {'method'}))}")
         if "method" in self.chunk:
             raise UserError(f"{s}.chunk.method: set the methods in {s}.bm25_methods / {s}.dense_methods instead")
-        parse(
-            ChunkParams,
-            {**{f.name: getattr(base_chunk, f.name) for f in dataclasses.fields(ChunkParams)}, **self.chunk},
-            f"{s}.chunk",
-        )
+        parse(ChunkParams, {**{f.name: getattr(base_chunk, f.name) for f in dataclasses.fields(ChunkParams)}, **self.chunk}, f"{s}.chunk")
         _between(f"{s}.depth", self.depth, 1, 100_000)
         _one_of(f"{s}.aggregate", self.aggregate, AGGREGATIONS)
         _between(f"{s}.k1", self.k1, 0.0, None)
@@ -516,9 +502,7 @@ class ComputeParams:
         _between(f"{s}.threads_per_worker", self.threads_per_worker, 1, 1024)
         _between(f"{s}.partition_rows", self.partition_rows, 1, None)
         if self.engine == "dask" and self.partition_rows is None:
-            raise UserError(
-                f"{s}.partition_rows must be set (e.g. 4096) when {s}.engine is dask: one partition runs on one worker"
-            )
+            raise UserError(f"{s}.partition_rows must be set (e.g. 4096) when {s}.engine is dask: one partition runs on one worker")
 
 
 SECTIONS: dict[str, type] = {

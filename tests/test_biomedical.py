@@ -120,12 +120,7 @@ def test_passive_trigger_with_by_or_with_makes_the_agent_the_head(gm, text: str,
 def test_postfix_pattern_and_no_arguments(gm) -> None:
     text = "Warfarin and aspirin interact."
     (p,) = propositions(text, *gm)
-    assert (p.pattern, p.relation, text[slice(*p.head)], text[slice(*p.tail)]) == (
-        "postfix",
-        "INTERACTS_WITH",
-        "Warfarin",
-        "aspirin",
-    )
+    assert (p.pattern, p.relation, text[slice(*p.head)], text[slice(*p.tail)]) == ("postfix", "INTERACTS_WITH", "Warfarin", "aspirin")
     assert propositions("It inhibits.", *gm) == []  # one argument only
 
 
