@@ -30,6 +30,7 @@ import yaml
 from biochunk.chunking import NO_CHUNKING, base
 from biochunk.chunking.adaptive import HEADERS, UNITS
 from biochunk.chunking.biomedical.entities import ENTITY_MODES
+from biochunk.chunking.biomedical.hierarchy import HIERARCHY_ORDERS
 from biochunk.chunking.biomedical.selection import SELECTIONS
 from biochunk.chunking.sizing import COUNTERS
 from biochunk.compute import ENGINES
@@ -157,6 +158,7 @@ class ChunkParams:
     propositions: bool = True  # proposition-first extraction around triggers
     tiers: bool = True  # tiered trigger bonuses (3/2/1) and trigger-centred windows
     hierarchy: bool = True  # relation hierarchy weights in the proposition priority
+    hierarchy_order: str = "paper"  # the hierarchy's weights as configured | flat (all equal) | inverted
     entities: str = "regex"  # entity detector: regex | ner (spaCy)
 
     def validate(self, s: str) -> None:
@@ -180,6 +182,9 @@ class ChunkParams:
         _one_of(f"{s}.counter", self.counter, COUNTERS)
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
+        _one_of(f"{s}.hierarchy_order", self.hierarchy_order, HIERARCHY_ORDERS)
+        if not self.hierarchy and self.hierarchy_order != "paper":
+            raise UserError(f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true")
 
 
 @dataclass(frozen=True)
