@@ -81,7 +81,7 @@ def size_plot(sizes: dict[str, np.ndarray], path: Path) -> None:
     bins = np.arange(0, 270, 10)
     for label, w in sizes.items():
         ax.hist(np.clip(w, 0, 265), bins=bins, histtype="step", label=label, linewidth=1.2)
-    ax.set_xlabel("words per chunk (SciFact, 256-word cap)")
+    ax.set_xlabel("words per chunk (SciFact; 256-word cap, none uncapped: over 260 drawn at 260)")
     ax.set_ylabel("chunks")
     ax.legend(fontsize=7)
     fig.tight_layout()
