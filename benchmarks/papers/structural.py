@@ -178,7 +178,7 @@ def main() -> None:
         ],
         differences=differences,
         not_run=[(label, f"not in --methods this run; add it: {cmd} --methods ... {label}") for label in SETTINGS if label not in scores]
-        + [("the paper's own figures", "not in docs/references.md: every paper cell is —, so no published direction can be checked")],
+        + [("the paper's own figures", "not in shared/docs/references.md: every paper cell is —, so no published direction can be checked")],
         notes=[claim_note(differences), "Seconds per method (chunk + embed + search; embeddings cached by text): "
                + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items())],
     )  # fmt: skip
