@@ -33,6 +33,7 @@ from biochunk.chunking.biomedical.entities import ENTITY_MODES
 from biochunk.chunking.biomedical.hierarchy import HIERARCHY_ORDERS
 from biochunk.chunking.biomedical.selection import SELECTIONS
 from biochunk.chunking.sizing import COUNTERS
+from biochunk.chunking.structural import DISTANCES as STRUCTURAL_DISTANCES
 from biochunk.compute import ENGINES
 from biochunk.datasets.qa import BIOASQ_UNITS, QA_DATASETS
 from biochunk.datasets.registry import DATASET_NAME, load_registry
@@ -151,6 +152,7 @@ class ChunkParams:
     breakpoint_amount: float | None = None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
     alpha: float = 0.5  # structural: weight of the semantic distance in the fusion
     boundary_percentile: float = 95.0  # structural: cut where the fused distance exceeds this percentile
+    structural_distance: str = "euclidean"  # structural D_struct: euclidean (z-scored features) | similarity (authors' code)
     counter: str = "words"  # unit of max_tokens / n_tokens: words | chars | embedder (semchunk always: embedder)
     max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
     # hybrid (configurable semantic chunking): switches of the ablation ladder
@@ -179,6 +181,7 @@ class ChunkParams:
         _between(f"{s}.breakpoint_amount", self.breakpoint_amount, 0, 100 if percent else None)
         _between(f"{s}.alpha", self.alpha, 0.0, 1.0)
         _between(f"{s}.boundary_percentile", self.boundary_percentile, 0.0, 100.0)
+        _one_of(f"{s}.structural_distance", self.structural_distance, STRUCTURAL_DISTANCES)
         _one_of(f"{s}.counter", self.counter, COUNTERS)
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
