@@ -88,3 +88,19 @@ gpu-baseline: install
 	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
 		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
+
+# semchunk's retrieval comparison (docs/results/semchunk.md): the peers of requirements-bench.txt and our
+# chunkers at 256 MiniLM tokens, top-1 dense retrieval on COVID-QA, converted from MIRROR first when missing
+# (MIRROR=null: the public URLs). PAPER_SEMCHUNK_ARGS: e.g. --max-docs 30 for a shorter run.
+MIRROR ?= ../shared/datasets
+PAPER_SEMCHUNK_ARGS ?=
+.PHONY: paper-semchunk
+paper-semchunk: install
+	$(BIN)/pip install -q -r requirements-bench.txt
+	if [ ! -f data/interim/covidqa/answers.parquet ]; then \
+		mkdir -p build && sed 's|^\(  mirror:\) null|\1 $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
+		$(BIN)/python stages/download.py --dataset covidqa --out data/raw/covidqa --params build/params-mirror.yaml && \
+		$(BIN)/python stages/convert.py --dataset covidqa --raw data/raw/covidqa --out data/interim/covidqa --params build/params-mirror.yaml; \
+	fi
+	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --data data/interim/covidqa \
+		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
