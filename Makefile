@@ -90,17 +90,22 @@ gpu-baseline: install
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
 
 # semchunk's retrieval comparison (docs/results/semchunk.md): the peers of requirements-bench.txt and our
-# chunkers at 256 MiniLM tokens, top-1 dense retrieval on COVID-QA, converted from MIRROR first when missing
-# (MIRROR=null: the public URLs). PAPER_SEMCHUNK_ARGS: e.g. --max-docs 30 for a shorter run.
+# chunkers at 256 MiniLM tokens, top-1 dense retrieval on COVID-QA and BioASQ, each converted from MIRROR
+# first when missing (MIRROR=null: the public URLs). The *_ARGS size the runs (e.g. --max-docs 30).
 MIRROR ?= ../shared/datasets
 PAPER_SEMCHUNK_ARGS ?=
+PAPER_SEMCHUNK_BIOASQ_ARGS ?= --max-questions 300
 .PHONY: paper-semchunk
 paper-semchunk: install
 	$(BIN)/pip install -q -r requirements-bench.txt
-	if [ ! -f data/interim/covidqa/answers.parquet ]; then \
+	for ds in covidqa bioasq; do \
+		test -f data/interim/$$ds/report.json && continue; \
 		mkdir -p build && sed 's|^\(  mirror:\) null|\1 $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
-		$(BIN)/python stages/download.py --dataset covidqa --out data/raw/covidqa --params build/params-mirror.yaml && \
-		$(BIN)/python stages/convert.py --dataset covidqa --raw data/raw/covidqa --out data/interim/covidqa --params build/params-mirror.yaml; \
-	fi
-	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --data data/interim/covidqa \
+		$(BIN)/python stages/download.py --dataset $$ds --out data/raw/$$ds --params build/params-mirror.yaml && \
+		$(BIN)/python stages/convert.py --dataset $$ds --raw data/raw/$$ds --out data/interim/$$ds --params build/params-mirror.yaml \
+		|| exit 1; \
+	done
+	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset covidqa \
 		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
+	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset bioasq \
+		--command "make paper-semchunk PAPER_SEMCHUNK_BIOASQ_ARGS='$(PAPER_SEMCHUNK_BIOASQ_ARGS)'" $(PAPER_SEMCHUNK_BIOASQ_ARGS)

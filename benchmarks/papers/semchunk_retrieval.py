@@ -14,6 +14,11 @@ chunk that shares any character with it. A peer's reported offsets are checked a
 and repaired where its chunk text can be found (``peers.locate``); a peer that is not installed
 is skipped with a note. Vectors are cached by text, so identical chunks embed once across
 methods and runs. Writes docs/results/semchunk.md (block ``retrieval-covidqa``) after each method.
+
+``--dataset bioasq`` asks the same of BioASQ (block ``retrieval-bioasq``): a seeded sample of
+questions (``--max-questions``), the PubMed records of their gold snippets as the corpus
+(``qa.bioasq_corpus``, record unit), correct when the top-1 chunk holds one sentence of one of the
+question's gold snippets whole.
 """
 
 from __future__ import annotations
@@ -40,15 +45,32 @@ from biochunk.embedding import Encoder
 from biochunk.errors import UserError
 from biochunk.evaluation.chunking import documents, gold_in_hits
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, publish
+from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, read_table
 from biochunk.params import ChunkParams
 from biochunk.retrieval.cache import CachedEncoder
 from biochunk.retrieval.dense import embed_search
+from biochunk.text.segment import sentence_spans
 from biochunk.text.tokens import embedder_counter
 
 log = logging.getLogger("semchunk_retrieval")
 
 MODEL = "minilm"
 HOLDS, OVERLAPS = "top-1 holds answer", "top-1 overlaps answer"
+HOLDS_SENTENCE, OVERLAPS_SENTENCE = "top-1 holds a gold sentence", "top-1 overlaps a gold snippet"
+DATASETS = ("covidqa", "bioasq")
+TITLES = {"retrieval-covidqa": "COVID-QA", "retrieval-bioasq": "BioASQ"}
+CORRECT = {  # the judgement, as the table states it
+    "retrieval-covidqa": (
+        "Correct = the top-1 chunk (MiniLM dense, all articles' chunks pooled) lies in the answer's article and "
+        "its span contains the gold answer span whole; overlaps = shares at least one character with it."
+    ),
+    "retrieval-bioasq": (
+        "Correct = the top-1 chunk (MiniLM dense, all records' chunks pooled) lies in a record of the question's "
+        "gold snippets and its span contains one sentence of one of those snippets whole (the snippet located in "
+        "the record, cut by the project's sentence splitter); overlaps = shares at least one character with a "
+        "gold snippet sentence."
+    ),
+}
 SIZE_METRICS = ["chunks", "MiniLM tokens median", "MiniLM tokens p95", "chunking s"]
 REFERENCE = "semchunk"  # the paper's system: every difference is semchunk − a peer
 UNBOUNDED = 10**9  # recursive: no character bound, the token bound alone decides
@@ -152,13 +174,79 @@ def top1_scores(chunks: pd.DataFrame, encoder, qvecs: np.ndarray, questions: pd.
     return judged.reindex(questions["id"]).fillna(0).astype(int)
 
 
+@dataclasses.dataclass
+class Task:
+    docs: list  # Document
+    questions: pd.DataFrame  # id, question
+    gold: pd.DataFrame  # question_id, doc_id, start, end (any number of rows per question)
+    sample: str
+    holds: str  # the correctness metric's name
+    overlaps: str
+    section: str
+
+
+def _need(data: Path, files: tuple[str, ...], dataset: str) -> None:
+    for f in files:
+        if not (data / f).is_file():
+            raise UserError(f"--data: {data / f} is missing; convert {dataset} first (make paper-semchunk does)")
+
+
+def _sample(questions: pd.DataFrame, args) -> pd.DataFrame:
+    if args.max_questions is not None and len(questions) > args.max_questions:
+        questions = questions.sample(n=args.max_questions, random_state=args.seed)
+    return questions.reset_index(drop=True)
+
+
+def load_covidqa(args) -> Task:
+    """The articles (the first ``--max-docs``), their questions, each question's answer span."""
+    _need(args.data, ("documents.parquet", "answers.parquet"), "COVID-QA")
+    data = qa.load("covidqa", args.data, args.seed)
+    docs = documents(data.corpus, args.max_docs)
+    kept = data.gold[data.gold["doc_id"].isin({d.doc_id for d in docs})]
+    questions = _sample(data.items[data.items["id"].isin(set(kept["question_id"]))], args)
+    gold = data.gold[data.gold["question_id"].isin(set(questions["id"]))]
+    sample = (
+        f"COVID-QA: {len(questions):,} questions over {len(docs)} articles"
+        + (f" (the first {len(docs)} of the table)" if args.max_docs else "")
+        + (f" (seeded question sample, seed {args.seed})" if args.max_questions else "")
+    )
+    return Task(docs, questions[["id", "question"]], gold, sample, HOLDS, OVERLAPS, "retrieval-covidqa")
+
+
+def load_bioasq(args) -> Task:
+    """BioASQ (record unit): a seeded sample of questions (``--max-questions``), a corpus of the
+    PubMed records of their gold snippets (``qa.bioasq_corpus``), and as gold every sentence of
+    every gold snippet that was found in its record."""
+    _need(args.data, ("questions.parquet", "snippets.parquet"), "BioASQ")
+    snippets = read_table(args.data / "snippets.parquet", QA_SNIPPETS)
+    questions = read_table(args.data / "questions.parquet", QA_QUESTIONS).rename(columns={"body": "question"})
+    questions = _sample(questions[questions["id"].isin(set(snippets["question_id"]))], args)
+    corpus = qa.bioasq_corpus(snippets[snippets["question_id"].isin(set(questions["id"]))], "record")
+    text = dict(zip(corpus.docs["doc_id"], corpus.docs["text"]))
+    placed = corpus.gold[corpus.gold["start"] >= 0]
+    rows = [
+        (q, d, a, b)
+        for q, d, s, e in zip(placed["question_id"], placed["doc_id"], placed["start"], placed["end"])
+        for a, b in sentence_spans(text[d], int(s), int(e))
+    ]
+    gold = pd.DataFrame(rows, columns=["question_id", "doc_id", "start", "end"]).drop_duplicates()
+    questions = questions[questions["id"].isin(set(gold["question_id"]))].reset_index(drop=True)
+    docs = documents(corpus.docs, args.max_docs)
+    sample = (
+        f"BioASQ: {len(questions):,} questions"
+        + (f" (seeded sample, seed {args.seed})" if args.max_questions else "")
+        + f"; corpus: the {len(docs):,} PubMed records of their gold snippets (record unit); "
+        f"gold snippets not found in their record, left out: {corpus.unplaced}"
+    )
+    return Task(docs, questions[["id", "question"]], gold, sample, HOLDS_SENTENCE, OVERLAPS_SENTENCE, "retrieval-bioasq")
+
+
 def main() -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
-        "--data", type=Path, default=Path("data/interim/covidqa"), help="converted COVID-QA (documents/answers.parquet)"
-    )
+    ap.add_argument("--dataset", choices=DATASETS, default="covidqa")
+    ap.add_argument("--data", type=Path, default=None, help="the converted dataset (default: data/interim/<dataset>)")
     ap.add_argument("--max-questions", type=int, default=None, help="a seeded sample of the questions (default: all)")
     ap.add_argument("--max-docs", type=int, default=None, help="the first n articles and their questions (default: all)")
     ap.add_argument("--seed", type=int, default=42)
@@ -169,6 +257,7 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=Path("docs/results"))
     ap.add_argument("--command", default="make paper-semchunk", help="the command recorded in the table")
     args = ap.parse_args()
+    args.data = args.data or Path("data/interim") / args.dataset
     methods = parse_methods(args.methods)
     if args.budget < 1:
         raise UserError(f"--budget must be >= 1, got {args.budget}")
@@ -176,26 +265,17 @@ def main() -> None:
         raise UserError(f"--max-docs must be >= 1 (or omitted for all), got {args.max_docs}")
     if args.max_questions is not None and args.max_questions < 1:
         raise UserError(f"--max-questions must be >= 1 (or omitted for all), got {args.max_questions}")
-    for f in ("documents.parquet", "answers.parquet"):
-        if not (args.data / f).is_file():
-            raise UserError(f"--data: {args.data / f} is missing; convert COVID-QA first (make paper-semchunk does)")
-
     t_start = time.perf_counter()
-    data = qa.load("covidqa", args.data, args.seed)
-    docs = documents(data.corpus, args.max_docs)
-    kept = data.gold[data.gold["doc_id"].isin({d.doc_id for d in docs})]
-    questions = data.items[data.items["id"].isin(set(kept["question_id"]))].reset_index(drop=True)
-    if args.max_questions is not None and len(questions) > args.max_questions:
-        questions = questions.sample(n=args.max_questions, random_state=args.seed).reset_index(drop=True)
-    gold = data.gold[data.gold["question_id"].isin(set(questions["id"]))]
+    task = (load_bioasq if args.dataset == "bioasq" else load_covidqa)(args)
+    docs, questions, gold = task.docs, task.questions, task.gold
     counter = embedder_counter(MODEL)
     words_per_token = sum(len(d.text.split()) for d in docs) / max(1, sum(counter(d.text) for d in docs))
     encoder = Encoder(MODEL, args.batch_size)
     cached = CachedEncoder(encoder, args.cache_dir)
     qvecs = cached.encode(questions["question"].tolist())
-    log.info("%d questions, %d articles; %.3f words per MiniLM token", len(questions), len(docs), words_per_token)
+    log.info("%d questions, %d documents; %.3f words per MiniLM token", len(questions), len(docs), words_per_token)
 
-    rows, scores, not_run, notes = [], {}, [], []
+    rows, scores, not_run = [], {}, []
     for i, method in enumerate(methods):
         try:
             chunked = chunk_with(method, docs, args.budget, counter, cached, words_per_token)
@@ -213,8 +293,8 @@ def main() -> None:
                 method.label,
                 {},
                 {
-                    HOLDS: mean_ci(judged["whole"].to_numpy()),
-                    OVERLAPS: mean_ci(judged["overlaps"].to_numpy()),
+                    task.holds: mean_ci(judged["whole"].to_numpy()),
+                    task.overlaps: mean_ci(judged["overlaps"].to_numpy()),
                     "chunks": Estimate(len(chunked.table)),
                     "MiniLM tokens median": Estimate(float(np.median(tokens)) if len(tokens) else float("nan")),
                     "MiniLM tokens p95": Estimate(float(np.quantile(tokens, 0.95)) if len(tokens) else float("nan")),
@@ -231,17 +311,17 @@ def main() -> None:
             judged["overlaps"].mean(),
         )
         left = [m.label for m in methods[i + 1 :]]
-        publish(table(args, rows, scores, not_run, notes, questions, docs, time.perf_counter() - t_start, left), args.results)
+        publish(table(args, task, rows, scores, not_run, time.perf_counter() - t_start, left), args.results)
 
 
-def table(args, rows, scores, not_run, notes, questions, docs, wall_s: float, left: list[str]) -> PaperTable:
+def table(args, task: Task, rows, scores, not_run, wall_s: float, left: list[str]) -> PaperTable:
     diffs = []
     if REFERENCE in scores:
         ref = scores[REFERENCE]["whole"].to_numpy()
         for m in METHODS:
             if m.key != REFERENCE and m.key in scores:
                 diffs.append(
-                    Difference(f"semchunk − {m.label}", HOLDS, None, paired_delta(scores[m.key]["whole"].to_numpy(), ref))
+                    Difference(f"semchunk − {m.label}", task.holds, None, paired_delta(scores[m.key]["whole"].to_numpy(), ref))
                 )
     ahead = [d.label.split(" − ", 1)[1] for d in diffs if d.ours.lo > 0]
     behind = [d.label.split(" − ", 1)[1] for d in diffs if d.ours.hi < 0]
@@ -255,28 +335,23 @@ def table(args, rows, scores, not_run, notes, questions, docs, wall_s: float, le
             f"Our paired intervals: semchunk ahead of {', '.join(ahead) or 'none'}; "
             f"behind {', '.join(behind) or 'none'}; the rest not separable."
         ),
-        (
-            "Correct = the top-1 chunk (MiniLM dense, all articles' chunks pooled) lies in the answer's article and "
-            "its span contains the gold answer span whole; overlaps = shares at least one character with it."
-        ),
+        CORRECT[task.section],
     ]
     if left:
         out.append(f"Not finished when this table was written: {', '.join(left)}.")
     return PaperTable(
         paper="semchunk",
-        section="retrieval-covidqa",
-        title=f"Retrieval correctness at {args.budget} MiniLM tokens, top-1, COVID-QA",
+        section=task.section,
+        title=f"Retrieval correctness at {args.budget} MiniLM tokens, top-1, {TITLES[task.section]}",
         command=args.command,
-        sample=f"COVID-QA: {len(questions):,} questions over {len(docs)} articles"
-        + (f" (the first {len(docs)} of the table)" if args.max_docs else "")
-        + (f" (seeded question sample, seed {args.seed})" if args.max_questions else ""),
+        sample=task.sample,
         models="all-MiniLM-L6-v2 (tokenizer for every chunker's sizes; embedder for retrieval and the semantic chunkers)",
         wall_s=wall_s,
-        metrics=[HOLDS, OVERLAPS, *SIZE_METRICS],
+        metrics=[task.holds, task.overlaps, *SIZE_METRICS],
         rows=rows,
         differences=diffs,
         not_run=not_run,
-        notes=out + notes,
+        notes=out,
         metric_digits={"chunks": 0, "MiniLM tokens median": 0, "MiniLM tokens p95": 0, "chunking s": 1},
     )
 
