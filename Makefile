@@ -138,3 +138,24 @@ paper-structural: install
 		$(BIN)/python stages/convert.py --dataset scifact --raw data/raw/scifact --out data/interim/scifact --params build/params-mirror.yaml; \
 	fi
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/structural.py --data data/interim/scifact $(STRUCTURAL_ARGS)
+
+# semchunk's retrieval comparison (docs/results/semchunk.md): the peers of requirements-bench.txt and our
+# chunkers at 256 MiniLM tokens, top-1 dense retrieval on COVID-QA and BioASQ, each converted from MIRROR
+# first when missing (MIRROR=null: the public URLs). The *_ARGS size the runs (e.g. --max-docs 30).
+MIRROR ?= ../shared/datasets
+PAPER_SEMCHUNK_ARGS ?=
+PAPER_SEMCHUNK_BIOASQ_ARGS ?= --max-questions 300
+.PHONY: paper-semchunk
+paper-semchunk: install
+	$(BIN)/pip install -q -r requirements-bench.txt
+	for ds in covidqa bioasq; do \
+		test -f data/interim/$$ds/report.json && continue; \
+		mkdir -p build && sed 's|^\(  mirror:\) null|\1 $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
+		$(BIN)/python stages/download.py --dataset $$ds --out data/raw/$$ds --params build/params-mirror.yaml && \
+		$(BIN)/python stages/convert.py --dataset $$ds --raw data/raw/$$ds --out data/interim/$$ds --params build/params-mirror.yaml \
+		|| exit 1; \
+	done
+	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset covidqa \
+		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
+	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset bioasq \
+		--command "make paper-semchunk PAPER_SEMCHUNK_BIOASQ_ARGS='$(PAPER_SEMCHUNK_BIOASQ_ARGS)'" $(PAPER_SEMCHUNK_BIOASQ_ARGS)

@@ -29,9 +29,10 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pandas as pd
+from peers import Run, Spans, chonkie_recursive, langchain, semchunk_chunker  # benchmarks/peers.py
 
 from biochunk.chunking import build
 from biochunk.chunking.adaptive import UNITS
@@ -50,10 +51,6 @@ BUDGET = 256  # MiniLM tokens
 SIZE, OVERLAP = 1000, 100  # characters (LangChain's and our defaults)
 SEMANTIC = ("adaptive", "percentile", "stddev", "interquartile", "gradient", "structural")
 
-# A chunker under test: texts -> per text, a list of (start, end, chunk text).
-Spans = list[tuple[int, int, str]]
-Run = Callable[[list[str]], list[Spans]]
-
 
 def documents(mirror: Path, dataset: str) -> list[str]:
     """The dataset's DOCUMENTS texts, converted from the mirror's raw files."""
@@ -70,50 +67,6 @@ def ours(make: Callable[[], RecursiveChunker]) -> Run:
     def run(texts: list[str]) -> list[Spans]:
         r = make()
         return [[(c.start, c.end, c.text) for c in r.chunk(t)] for t in texts]
-
-    return run
-
-
-def chonkie_recursive(size: int, tokenizer: Any = "character") -> Run:
-    from chonkie import RecursiveChunker as Chonkie
-
-    def run(texts: list[str]) -> list[Spans]:
-        c = Chonkie(tokenizer=tokenizer, chunk_size=size)
-        return [[(k.start_index, k.end_index, k.text) for k in c.chunk(t)] for t in texts]
-
-    return run
-
-
-def semchunk_chunker(size: int, counter: Callable[[], Callable[[str], int]]) -> Run:
-    import semchunk
-
-    def run(texts: list[str]) -> list[Spans]:
-        count = counter()
-        fresh = lambda t: count(t)  # noqa: E731  (semchunk memoises per function: a new one per pass)
-        c = semchunk.chunkerify(fresh, size)
-        out = []
-        for t in texts:
-            chunks, offsets = c(t, offsets=True)
-            out.append([(s, e, k) for k, (s, e) in zip(chunks, offsets)])
-        # The memo lives in a process-wide table: drop it, or it outlives the pass (and slows what follows).
-        semchunk.semchunk._memoized_token_counters.pop(fresh, None)
-        return out
-
-    return run
-
-
-def langchain(size: int, overlap: int, counter: Callable[[], Callable[[str], int]]) -> Run:
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
-
-    def run(texts: list[str]) -> list[Spans]:
-        lc = RecursiveCharacterTextSplitter(
-            chunk_size=size, chunk_overlap=overlap, length_function=counter(), add_start_index=True
-        )
-        out = []
-        for t in texts:
-            docs = lc.create_documents([t])
-            out.append([(d.metadata["start_index"], d.metadata["start_index"] + len(d.page_content), d.page_content) for d in docs])
-        return out
 
     return run
 

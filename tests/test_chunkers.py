@@ -34,7 +34,7 @@ from biochunk.chunking.semchunk_chunker import SemchunkChunker
 from biochunk.chunking.sizing import fit, make_counter
 from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
-from biochunk.evaluation.chunking import cut_answers
+from biochunk.evaluation.chunking import cut_answers, gold_in_hits
 from biochunk.params import ChunkParams
 from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
@@ -825,6 +825,44 @@ def test_cut_answers_on_a_toy_document() -> None:
     )  # whole, whole, whole (inside the overlap [8, 10)), cut across 20, whole, no chunk
     assert cut_answers(chunks, answers) == {"answers": 6, "cut_answers": 2, "cut_answer_share": 2 / 6}
     assert cut_answers(chunks, answers.iloc[:0])["answers"] == 0
+
+
+def test_gold_in_hits_on_a_hand_made_article() -> None:
+    import pandas as pd
+
+    text = "Alpha beta. The virus binds ACE2 receptors. Gamma delta epsilon."
+    a0 = text.index("ACE2")  # the gold answer "ACE2 receptors"
+    gold = pd.DataFrame({"question_id": ["inside", "straddle", "other", "missed", "two"],
+                         "doc_id": ["d", "d", "d", "d", "d"],
+                         "start": [a0] * 5, "end": [a0 + 14] * 5})  # fmt: skip
+    gold = pd.concat([gold, pd.DataFrame({"question_id": ["two"], "doc_id": ["d"], "start": [0], "end": [5]})])
+    hits = pd.DataFrame(
+        {
+            "question_id": ["inside", "straddle", "other", "two"],
+            "doc_id": ["d", "d", "e", "d"],  # "other": the same span, but in another article
+            "start": [12, a0 + 5, 12, 0],
+            "end": [len(text), len(text), len(text), 11],  # "straddle" starts inside the answer
+        }
+    )  # "missed" retrieved nothing; "two" holds its second gold span ("Alpha") whole
+    got = gold_in_hits(hits, gold).set_index("question_id")
+    assert got.loc["inside"].tolist() == [1, 1]
+    assert got.loc["straddle"].tolist() == [0, 1]
+    assert got.loc["other"].tolist() == [0, 0]
+    assert got.loc["missed"].tolist() == [0, 0]
+    assert got.loc["two"].tolist() == [1, 1]
+    assert list(got.index) == ["inside", "straddle", "other", "missed", "two"]
+
+
+@given(st.integers(0, 50), st.integers(0, 20), st.integers(0, 50), st.integers(0, 20))
+def test_gold_in_hits_agrees_with_cut_answers(cs: int, cl: int, gs: int, gl: int) -> None:
+    """A retrieved chunk holds an answer whole exactly when, as the only chunk, it leaves the answer uncut."""
+    import pandas as pd
+
+    chunk = pd.DataFrame({"question_id": ["q"], "doc_id": ["d"], "start": [cs], "end": [cs + cl]})
+    gold = pd.DataFrame({"question_id": ["q"], "doc_id": ["d"], "start": [gs], "end": [gs + gl]})
+    got = gold_in_hits(chunk, gold).iloc[0]
+    assert got["whole"] == 1 - cut_answers(chunk, gold)["cut_answers"]
+    assert got["overlaps"] >= got["whole"]
 
 
 @pytest.mark.parametrize("raw,message", [

@@ -47,3 +47,15 @@ def test_publish_replaces_only_its_block(tmp_path):
     assert "0.500 / 0.400 [0.300, 0.500]" in text and "not separable" in text and "- c: needs a GPU" in text
     body = json.loads((tmp_path / "data" / "p-s1.json").read_text())
     assert body["differences"][0]["direction"] == "not separable"
+
+
+def test_metric_digits_format_only_their_metric():
+    from biochunk.evaluation.papers import render
+
+    t = PaperTable(
+        paper="p", section="s", title="T", command="c", sample="n", models="m", wall_s=1, metrics=["f1", "chunks"],
+        rows=[Row("a", {}, {"f1": Estimate(0.4, 0.3, 0.5), "chunks": Estimate(812.0)})],
+    )  # fmt: skip
+    assert "— / 812.000 |" in render(t)
+    t.metric_digits = {"chunks": 0}
+    assert "— / 812 |" in render(t) and "— / 0.400 [0.300, 0.500]" in render(t)

@@ -179,3 +179,24 @@ def sizes_png(runs: Sequence[MethodRun], title: str, path: Any) -> None:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=90, format="png")
     plt.close(fig)
+
+
+def gold_in_hits(hits: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
+    """Per question: does its retrieved chunk hold a gold span whole, or overlap one?
+
+    ``hits``: one row per question, ``question_id, doc_id, start, end`` (the retrieved
+    chunk's span in its document; a question with no hit has no row and counts 0).
+    ``gold``: ``question_id, doc_id, start, end``, any number of rows per question (COVID-QA:
+    its answer; BioASQ: its gold snippet sentences). ``whole``: some gold span of the question
+    lies in the chunk's document with ``chunk.start <= gold.start`` and ``gold.end <= chunk.end``,
+    the notion behind ``cut_answers`` (an answer no chunk holds whole is cut); ``overlaps``:
+    some gold span shares at least one character with the chunk. Returns one row per
+    question of ``gold`` with 0/1 columns ``whole`` and ``overlaps``.
+    """
+    cols = ["question_id", "doc_id", "start", "end"]
+    m = gold[cols].merge(hits[cols], on=["question_id", "doc_id"], how="left", suffixes=("", "_hit"))
+    found = m["start_hit"].notna()
+    s, e = m["start_hit"].fillna(0), m["end_hit"].fillna(-1)
+    m["whole"] = (found & (s <= m["start"]) & (m["end"] <= e)).astype(int)
+    m["overlaps"] = ((found & (s < m["end"]) & (m["start"] < e)) | (m["whole"] == 1)).astype(int)
+    return m.groupby("question_id", sort=False)[["whole", "overlaps"]].max().reset_index()

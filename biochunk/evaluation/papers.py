@@ -115,6 +115,7 @@ class PaperTable:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (paper row, one-line reason)
     notes: list[str] = field(default_factory=list)
     digits: int = 3
+    metric_digits: dict[str, int] = field(default_factory=dict)  # per metric, where ``digits`` does not fit (counts)
 
 
 def _paper_cell(v: float | None, digits: int) -> str:
@@ -140,7 +141,8 @@ def render(t: PaperTable) -> str:
         cells = []
         for m in t.metrics:
             ours = r.ours.get(m)
-            cells.append(f"{_paper_cell(r.paper.get(m), t.digits)} / {ours.fmt(t.digits) if ours else '—'}")
+            d = t.metric_digits.get(m, t.digits)
+            cells.append(f"{_paper_cell(r.paper.get(m), d)} / {ours.fmt(d) if ours else '—'}")
         label = f"{r.label} ({r.note})" if r.note else r.label
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     if t.differences:
