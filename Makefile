@@ -88,3 +88,17 @@ gpu-baseline: install
 	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
 		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
+
+# Issue 14, the clinical decision-support chunking study on COVID-QA (docs/results/clinical.md):
+# retrieval P / R / F1 @ 5 per chunk setting, dense and BM25. COVID-QA is downloaded (from
+# MIRROR; MIRROR=null: the public URLs) and converted first when data/interim/covidqa is missing.
+MIRROR ?= ../shared/datasets
+CLINICAL_ARGS ?=
+.PHONY: paper-clinical
+paper-clinical: data/interim/covidqa/documents.parquet
+	$(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)
+
+data/interim/%/documents.parquet:
+	mkdir -p build && sed 's|^  mirror: null .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml
+	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
+	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml
