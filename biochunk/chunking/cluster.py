@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
+
+import pandas as pd
 
 from biochunk.chunking.base import Chunker, RewriterFactory, register
 from biochunk.chunking.sizing import enforce_max, make_counter
@@ -93,10 +96,6 @@ def whole_clusters(chunks: Any) -> Any:
     (``biochunk.evaluation.chunking.chunk_pieces``). Ids are ``<doc_id>#c<cluster>``;
     ``n_tokens`` is the pieces' sum.
     """
-    import json
-
-    import pandas as pd
-
     rows = []
     for doc_id, g in chunks.groupby("doc_id", sort=False):
         meta = [json.loads(m or "{}") for m in g["metadata"]]
