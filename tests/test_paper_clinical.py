@@ -29,5 +29,7 @@ def test_bad_flags_give_one_line(tmp_path, args, message):
 
 
 def test_missing_data_is_named(tmp_path):
-    r = subprocess.run([sys.executable, str(SCRIPT), "--data", str(tmp_path / "none")], capture_output=True, text=True, cwd=ROOT, check=False)
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), "--data", str(tmp_path / "none")], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert r.returncode == 2 and "--data: no documents.parquet in" in r.stderr and "Traceback" not in r.stderr

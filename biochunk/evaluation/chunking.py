@@ -228,5 +228,16 @@ def span_hits(chunks: pd.DataFrame, hits: np.ndarray, question_ids: Sequence[str
         p = tp / len(got) if got else 0.0
         r = found / len(g) if g else float("nan")
         f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
-        rows.append({"question_id": str(q), "retrieved": len(got), "tp": tp, "gold": len(g), "found": found, "precision": p, "recall": r, "f1": f1})
+        rows.append(
+            {
+                "question_id": str(q),
+                "retrieved": len(got),
+                "tp": tp,
+                "gold": len(g),
+                "found": found,
+                "precision": p,
+                "recall": r,
+                "f1": f1,
+            }
+        )
     return pd.DataFrame(rows, columns=["question_id", "retrieved", "tp", "gold", "found", "precision", "recall", "f1"])
