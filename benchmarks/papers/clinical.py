@@ -100,6 +100,20 @@ DIFFERENCES = [(a, b) for g in GROUPS.values() for a, b in [(g[0], g[3]), (g[0],
 RETRIEVERS = ("dense", "bm25")
 
 
+class Counting:
+    """An encoder that counts the texts it is asked to embed (the cache asks only for new ones)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder, self.texts = encoder, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.encoder, name)
+
+    def encode(self, texts, progress: bool = False) -> np.ndarray:
+        self.texts += len(texts)
+        return self.encoder.encode(texts, progress=progress)
+
+
 def spacy_tokens_per_word(docs) -> float | None:
     """spaCy's English tokens (no whitespace tokens) per whitespace word over ``docs``; None without spaCy."""
     try:
@@ -246,7 +260,8 @@ def main() -> None:
         items = items.sample(n=args.max_questions, random_state=args.seed)
     qids, questions = items["id"].astype(str).tolist(), items["question"].astype(str).tolist()
     docs = documents(data.corpus)
-    encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
+    counting = Counting(Encoder(ep.model, ep.batch_size, ep.device))
+    encoder = CachedEncoder(counting, args.cache)
     qvecs = encoder.encode(questions) if "dense" in retrievers else None
     scores: dict[tuple[str, str], pd.DataFrame] = {}
     sizes = {}
@@ -296,7 +311,12 @@ def main() -> None:
         ]
     )
     sweep = [k for k in settings if k.startswith("fixed-")]
-    notes = []
+    notes = [
+        (
+            f"This run embedded {counting.texts:,} texts and read the others from the embedding cache ({args.cache}); "
+            "the wall time above is this run's."
+        )
+    ]
     if sweep:
         ratio = spacy_tokens_per_word(docs)
         per = (
@@ -326,7 +346,7 @@ def main() -> None:
             wall,
         )
         t.not_run = not_run
-        t.notes = notes + t.notes
+        t.notes = [line for n in notes for line in (n, "")] + t.notes
         publish(t, args.out)
     if "bm25" in retrievers:
         t = table(
