@@ -159,3 +159,17 @@ paper-semchunk: install
 		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
 	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset bioasq \
 		--command "make paper-semchunk PAPER_SEMCHUNK_BIOASQ_ARGS='$(PAPER_SEMCHUNK_BIOASQ_ARGS)'" $(PAPER_SEMCHUNK_BIOASQ_ARGS)
+
+# Issue 14, the clinical decision-support chunking study on COVID-QA (docs/results/clinical.md):
+# retrieval P / R / F1 @ 5 per chunk setting, dense and BM25. COVID-QA is downloaded (from
+# MIRROR; MIRROR=null: the public URLs) and converted first when data/interim/covidqa is missing.
+MIRROR ?= ../shared/datasets
+CLINICAL_ARGS ?=
+.PHONY: paper-clinical
+paper-clinical: data/interim/covidqa/documents.parquet
+	$(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)
+
+data/interim/%/documents.parquet:
+	mkdir -p build && sed 's|^  mirror: null .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml
+	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
+	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from biochunk import params
-from biochunk.chunking import Chunk, Chunker, build, get, methods, models_used
+from biochunk.chunking import Chunk, Chunker, Document, build, chunk_table, get, methods, models_used
 from biochunk.chunking.adaptive import AdaptiveChunker
 from biochunk.chunking.base import count_words
 from biochunk.chunking.breakpoints import GradientChunker, InterquartileChunker, PercentileChunker, StdDevChunker
-from biochunk.chunking.cluster import ClusterChunker
+from biochunk.chunking.cluster import PIECE_SEPARATOR, ClusterChunker, whole_clusters
 from biochunk.chunking.proposition import PropositionChunker
 from biochunk.chunking.recursive import LANGCHAIN_SEPARATORS, SEPARATORS, RecursiveChunker
 from biochunk.chunking.semchunk_chunker import SemchunkChunker
@@ -35,6 +35,8 @@ from biochunk.chunking.sizing import fit, make_counter
 from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
 from biochunk.evaluation.chunking import cut_answers, gold_in_hits
+
+from biochunk.evaluation.chunking import cut_answers, overlaps, span_hits
 from biochunk.params import ChunkParams
 from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
@@ -421,6 +423,39 @@ def test_cluster_k_is_capped_by_the_number_of_sentences() -> None:
     assert [c.text for c in ClusterChunker(n_clusters=1).chunk(text)] == [text]
     # No word of two letters: TF-IDF has no vocabulary, everything is one cluster.
     assert [c.text for c in ClusterChunker().chunk("A b. C d. E f.")] == ["A b. C d. E f."]
+
+
+def test_whole_clusters_golden() -> None:
+    text = (
+        "Aspirin inhibits platelets. Aspirin inhibits platelets strongly. Insulin lowers glucose. "
+        "Insulin lowers blood glucose. Aspirin inhibits platelets again."
+    )
+    whole = whole_clusters(chunk_table([Document("d", text)], ClusterChunker(n_clusters=2)))
+    assert whole["text"].tolist() == [
+        "Aspirin inhibits platelets. Aspirin inhibits platelets strongly. Aspirin inhibits platelets again.",
+        "Insulin lowers glucose. Insulin lowers blood glucose.",
+    ]
+    assert json.loads(whole["metadata"][0])["spans"] == [[0, 64], [text.index("Aspirin inhibits platelets again."), len(text)]]
+    assert (whole["start"][0], whole["end"][0], whole["chunk_id"][1]) == (0, len(text), "d#c1")
+
+
+@pytest.mark.parametrize("max_tokens", [None, 7])
+@PROPERTY
+@given(text=TEXTS)
+def test_whole_clusters_pieces_rebuild_text_and_runs(max_tokens: int | None, text: str) -> None:
+    runs = chunk_table([Document("d", text), Document("e", "Other text here. And more.")], ClusterChunker(3, max_tokens=max_tokens))
+    whole = whole_clusters(runs)
+    assert len(whole) == len({(d, json.loads(m)["cluster"]) for d, m in zip(runs["doc_id"], runs["metadata"])})
+    docs = {"d": text, "e": "Other text here. And more."}
+    pieces = []
+    for doc_id, t, s, e, m in zip(whole["doc_id"], whole["text"], whole["start"], whole["end"], whole["metadata"]):
+        spans = json.loads(m)["spans"]
+        assert t == PIECE_SEPARATOR.join(docs[doc_id][a:b] for a, b in spans)
+        assert (s, e) == (spans[0][0], spans[-1][1]) and all(a < b for a, b in spans)
+        assert spans == sorted(spans)
+        pieces += [(doc_id, a, b) for a, b in spans]
+    # Every run is a piece of exactly one whole cluster: nothing lost, nothing doubled.
+    assert sorted(pieces) == sorted(zip(runs["doc_id"], runs["start"], runs["end"]))
 
 
 # -- breakpoints ---------------------------------------------------------------------------
@@ -863,6 +898,35 @@ def test_gold_in_hits_agrees_with_cut_answers(cs: int, cl: int, gs: int, gl: int
     got = gold_in_hits(chunk, gold).iloc[0]
     assert got["whole"] == 1 - cut_answers(chunk, gold)["cut_answers"]
     assert got["overlaps"] >= got["whole"]
+
+def test_span_hits_precision_recall_f1_by_hand() -> None:
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    # doc "d": chunks 0 [0, 10), 1 [10, 20), 2 [20, 30) and a two-piece chunk 3 over [0, 5) + [25, 30);
+    # doc "e": chunk 4 [0, 10), the same offsets as chunk 0 but another article.
+    chunks = pd.DataFrame(
+        {
+            "doc_id": ["d", "d", "d", "d", "e"],
+            "start": [0, 10, 20, 0, 0],
+            "end": [10, 20, 30, 30, 10],
+            "metadata": ["{}", "{}", "{}", json.dumps({"spans": [[0, 5], [25, 30]]}), "{}"],
+        }
+    )
+    gold = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "doc_id": ["d", "d", "d"], "start": [8, 12, 10], "end": [12, 15, 20]})
+    hits = np.array([[0, 1, 4, -1], [3, 2, 0, -1], [-1, -1, -1, -1]])
+    got = span_hits(chunks, hits, ["q1", "q2", "q3"], gold).set_index("question_id")
+    # q1: [8, 12) overlaps chunks 0 and 1; chunk 4 has the offsets but the wrong article: P 2/3, R 1.
+    assert got.loc["q1", "precision"] == pytest.approx(2 / 3) and got.loc["q1", "recall"] == 1.0
+    assert got.loc["q1", "f1"] == pytest.approx(0.8)
+    # q2: [12, 15) lies in the hull of chunk 3 but in none of its pieces: nothing overlaps.
+    assert (got.loc["q2", "tp"], got.loc["q2", "recall"], got.loc["q2", "f1"]) == (0, 0.0, 0.0)
+    # q3: nothing retrieved: precision 0, recall 0.
+    assert (got.loc["q3", "retrieved"], got.loc["q3", "precision"], got.loc["q3", "recall"]) == (0, 0.0, 0.0)
+    # Touching is not overlapping: [10, 20) and a chunk ending at 10.
+    assert not overlaps([(0, 10)], 10, 20) and overlaps([(0, 11)], 10, 20)
 
 
 @pytest.mark.parametrize("raw,message", [

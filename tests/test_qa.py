@@ -127,6 +127,23 @@ def test_tukey_separates_only_the_far_group():
     assert rows[("a", "c")]["ci_low"] == pytest.approx(4 - 4.339 * math.sqrt(1 / 3), abs=0.01)
 
 
+def test_effect_sizes_match_the_hand_computation():
+    # η² = SSB / (SSB + SSW) = 26 / 32. Paired differences c − a are 4, 4, 4 (no spread: d_z
+    # undefined); make them 3, 4, 5: mean 4, sd 1, d_z = 4.
+    assert compare.anova(_toy_scores(), "f1")["eta_sq"] == pytest.approx(26 / 32)
+    s = _toy_scores()
+    s.loc[(s["method"] == "c") & (s["question_id"] == "q0"), "f1"] = 4.0
+    s.loc[(s["method"] == "c") & (s["question_id"] == "q2"), "f1"] = 8.0
+    rows = {(t["a"], t["b"]): t for t in compare.tukey(s, "f1")}
+    assert rows[("a", "c")]["cohen_dz"] == pytest.approx(4.0)
+    assert math.isnan(rows[("a", "b")]["cohen_dz"])  # b − a is 1 for every question: no spread
+    from scipy.stats import ttest_rel
+
+    # d_z * sqrt(n) is the paired t statistic.
+    t = ttest_rel(s[s["method"] == "c"]["f1"].to_numpy(), s[s["method"] == "a"]["f1"].to_numpy()).statistic
+    assert rows[("a", "c")]["cohen_dz"] * math.sqrt(3) == pytest.approx(t)
+
+
 def test_comparison_report_markdown_lists_anova_and_tukey():
     report = compare.compare(_toy_scores(), ["f1"], n_boot=100, seed=1)
     md = compare.to_markdown(report, "toy")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
+
+import pandas as pd
 
 from biochunk.chunking.base import Chunker, RewriterFactory, register
 from biochunk.chunking.sizing import enforce_max, make_counter
@@ -74,3 +77,48 @@ class ClusterChunker(Chunker):
             else:
                 runs.append((s, e, {"cluster": c}))
         return enforce_max(text, runs, self.counter, self.max_tokens)
+
+
+# How ``whole_clusters`` joins a cluster's pieces into one text.
+PIECE_SEPARATOR = " "
+
+
+def whole_clusters(chunks: Any) -> Any:
+    """The study's form of the clusters: one row per (document, cluster) of a ``cluster`` CHUNKS table.
+
+    The chunker writes one chunk per run of consecutive sentences (so that every chunk is
+    contiguous text); the study concatenates all sentences of a cluster, in document order,
+    into one chunk. Such a chunk is not one range of its document, so its row says how it was
+    made: ``metadata["spans"]`` lists its pieces ``[start, end)`` in document order, ``text`` is
+    ``PIECE_SEPARATOR.join(document[a:b] for a, b in spans)``, and ``start`` / ``end`` are the
+    hull (first piece's start, last piece's end): ``document[start:end] == text`` holds only
+    for a single piece. Evaluation that judges offsets reads the pieces
+    (``biochunk.evaluation.chunking.chunk_pieces``). Ids are ``<doc_id>#c<cluster>``;
+    ``n_tokens`` is the pieces' sum.
+    """
+    rows = []
+    for doc_id, g in chunks.groupby("doc_id", sort=False):
+        meta = [json.loads(m or "{}") for m in g["metadata"]]
+        if any("cluster" not in m for m in meta):
+            raise ValueError(f"whole_clusters needs the cluster chunker's rows (metadata['cluster']); {doc_id} has others")
+        parts: dict[int, list[int]] = {}
+        for i, m in enumerate(meta):
+            parts.setdefault(int(m["cluster"]), []).append(i)
+        for c, idx in sorted(parts.items()):
+            piece = g.iloc[sorted(idx, key=lambda i: int(g["start"].iloc[i]))]
+            spans = [[int(s), int(e)] for s, e in zip(piece["start"], piece["end"])]
+            first = piece.iloc[0]
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "chunk_id": f"{doc_id}#c{c}",
+                    "text": PIECE_SEPARATOR.join(piece["text"]),
+                    "start": spans[0][0],
+                    "end": spans[-1][1],
+                    "n_tokens": int(piece["n_tokens"].sum()),
+                    "method": first["method"],
+                    "labels": first["labels"],
+                    "metadata": json.dumps({"cluster": c, "spans": spans}, sort_keys=True),
+                }
+            )
+    return pd.DataFrame(rows, columns=chunks.columns)

@@ -11,6 +11,7 @@ retriever can then return at best part of the answer.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 import time
@@ -200,3 +201,63 @@ def gold_in_hits(hits: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
     m["whole"] = (found & (s <= m["start"]) & (m["end"] <= e)).astype(int)
     m["overlaps"] = ((found & (s < m["end"]) & (m["start"] < e)) | (m["whole"] == 1)).astype(int)
     return m.groupby("question_id", sort=False)[["whole", "overlaps"]].max().reset_index()
+
+# -- retrieved chunks judged against gold answer spans ------------------------------------
+
+
+def chunk_pieces(chunks: pd.DataFrame) -> list[list[tuple[int, int]]]:
+    """The character ranges each chunk covers in its document: ``metadata["spans"]`` when a
+    chunk joins several pieces of its document, else ``[(start, end)]``."""
+    out = []
+    for s, e, meta in zip(chunks["start"], chunks["end"], chunks["metadata"]):
+        spans = json.loads(meta).get("spans") if meta and '"spans"' in meta else None
+        out.append([(int(a), int(b)) for a, b in spans] if spans else [(int(s), int(e))])
+    return out
+
+
+def overlaps(pieces: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether any piece ``[a, b)`` shares at least one character with ``[start, end)``."""
+    return any(a < end and start < b for a, b in pieces)
+
+
+def span_hits(chunks: pd.DataFrame, hits: np.ndarray, question_ids: Sequence[str], gold: pd.DataFrame) -> pd.DataFrame:
+    """Retrieval precision, recall and F1 of each question's retrieved chunks against its gold spans.
+
+    ``hits``: row positions in ``chunks`` per question, best first, padded with -1 (what
+    ``retrieval.dense.search`` returns); ``gold``: ``question_id, doc_id, start, end``. A
+    retrieved chunk is a true positive when it comes from the document of one of the question's
+    gold spans and one of its pieces (``chunk_pieces``) overlaps that span by at least one
+    character. Precision: true positives / chunks retrieved (0 when none); recall: the share
+    of the question's gold spans that at least one retrieved chunk overlaps; F1 of the two
+    (0 when both are 0). A question without gold spans gets recall NaN.
+    """
+    if len(hits) != len(question_ids):
+        raise ValueError(f"one row of hits per question: {len(hits)} rows, {len(question_ids)} questions")
+    pieces = chunk_pieces(chunks)
+    docs = chunks["doc_id"].astype(str).to_numpy()
+    spans: dict[str, list[tuple[str, int, int]]] = {}
+    for q, d, s, e in zip(gold["question_id"].astype(str), gold["doc_id"].astype(str), gold["start"], gold["end"]):
+        spans.setdefault(q, []).append((d, int(s), int(e)))
+    rows = []
+    for q, row in zip(question_ids, hits):
+        got = [int(j) for j in row if j >= 0]
+        g = spans.get(str(q), [])
+        judged = [[docs[j] == d and overlaps(pieces[j], s, e) for d, s, e in g] for j in got]
+        tp = sum(any(m) for m in judged)
+        found = sum(any(m[i] for m in judged) for i in range(len(g)))
+        p = tp / len(got) if got else 0.0
+        r = found / len(g) if g else float("nan")
+        f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
+        rows.append(
+            {
+                "question_id": str(q),
+                "retrieved": len(got),
+                "tp": tp,
+                "gold": len(g),
+                "found": found,
+                "precision": p,
+                "recall": r,
+                "f1": f1,
+            }
+        )
+    return pd.DataFrame(rows, columns=["question_id", "retrieved", "tp", "gold", "found", "precision", "recall", "f1"])
