@@ -88,3 +88,12 @@ gpu-baseline: install
 	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
 		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
+
+# Context reshaping for BioASQ, the paper's Tables 1, 2, 5 and t-test (docs/results/bioasq-reshaping.md);
+# fetches BioASQ first when data/interim/bioasq is missing. GPU: PAPER_BIOASQ_ARGS="--max-questions 0 --set generate.model=<hub id>".
+MIRROR ?= ../shared/datasets
+PAPER_BIOASQ_ARGS ?= --max-questions 40 --context-words 300
+.PHONY: paper-bioasq
+paper-bioasq: install
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/paper_bioasq.py \
+		--data data/interim/bioasq --mirror $(MIRROR) $(PAPER_BIOASQ_ARGS)
