@@ -388,6 +388,7 @@ class QAParams:
     max_questions: int | None = 100  # questions answered (a seeded sample; null: all)
     example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
     n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
+    examples_by_type: bool = False  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
     max_new_tokens: int = 48
     # What the model reads, one arm each: retrieved (one arm per chunk method of `methods`),
     # reshaped (reshape.*), gold (the gold passages), none (no context).
