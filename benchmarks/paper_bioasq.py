@@ -91,9 +91,8 @@ def run_params(args: argparse.Namespace) -> dict:
     return p
 
 
-def run_stages(args: argparse.Namespace, params_file: Path) -> float:
+def run_stages(args: argparse.Namespace, params_file: Path, out: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    out = args.out
     fetch = [] if (args.data / "questions.parquet").is_file() else [
         ["download.py", "--dataset", "bioasq", "--out", str(args.raw)],
         ["convert.py", "--dataset", "bioasq", "--raw", str(args.raw), "--out", str(args.data)],
@@ -180,7 +179,7 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
         notes=[NO_PAPER, reshape_note],
         **common,
     )
-    best = max(TABLE2, key=lambda a: wide["rouge2_f1"][a].mean())
+    best = best_variant(scores)
     tests = []
     for m in TESTED:
         c = METRICS[m]
@@ -235,6 +234,54 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
     return [t1, t2, t5]
 
 
+def best_variant(scores: pd.DataFrame) -> str:
+    """The Table 2 arm with the highest mean ROUGE-2 F1."""
+    return str(scores[scores["method"].isin(TABLE2)].groupby("method")["rouge2_f1"].mean().idxmax())
+
+
+def icl_params(args: argparse.Namespace, best: str) -> dict:
+    """The ICL run: no context and the best variant, n examples of each question's own type."""
+    p = run_params(args)
+    name = best.split(":", 1)[1]
+    p["qa"].update(contexts=["none", "reshaped"], n_examples=args.icl_examples, examples_by_type=True)
+    p["reshape"]["variants"] = [v for v in p["reshape"]["variants"] if v["name"] == name]
+    return p
+
+
+def icl_table(args: argparse.Namespace, best: str, wall_s: float, command: str) -> PaperTable:
+    one = pd.read_csv(args.out / "report" / "scores.csv", dtype={"question_id": str})
+    many = pd.read_csv(args.out / "icl" / "report" / "scores.csv", dtype={"question_id": str})
+    k = args.icl_examples
+    rows, diffs = [], []
+    for arm in ("none", best):
+        a = one[one["method"] == arm].set_index("question_id").sort_index()
+        b = many[many["method"] == arm].set_index("question_id").reindex(a.index)
+        if b[METRICS["ROUGE-2 F1"]].isna().any():
+            raise UserError(f"{args.out}/icl: the ICL run did not answer the same questions as the main run")
+        for shots, t in (("1 example (any type)", a), (f"{k} examples of the question's type", b)):
+            ours = {m: mean_ci(t[METRICS[m]].to_numpy(), args.bootstrap, 42) for m in TESTED}
+            rows.append(Row(f"{label(arm)}, {shots}", {m: None for m in TESTED}, ours))
+        for m in TESTED:
+            c = METRICS[m]
+            d = paired_delta(a[c].to_numpy(), b[c].to_numpy(), args.bootstrap, 42)
+            diffs.append(Difference(f"{label(arm)}: {k} typed examples − 1 example", m, None, d))
+    p = yaml.safe_load((args.out / "icl" / "params.yaml").read_text())
+    return PaperTable(
+        paper=PAPER,
+        section="icl",
+        title=f"In-context learning: {k} examples per question type, no context and the best Table 2 variant",
+        command=f"make paper-bioasq  ({command})",
+        sample=f"the same {len(a)} questions as Tables 1, 2 and 5 (paired); examples from split 7B1, "
+        f"{k} of the answered question's type (qa.examples_by_type), each with its own context of the arm",
+        models=f"generator {p['generate']['model']}; cross-encoder {p['reshape']['reranker']} (as Table 2)",
+        wall_s=wall_s,
+        metrics=TESTED,
+        rows=rows,
+        differences=diffs,
+        notes=[NO_PAPER, "The 1-example rows are Tables 1 and 2's answers; the best variant was chosen there."],
+    )
+
+
 def _contexts(answers: pd.DataFrame, arm: str) -> pd.Series:
     return answers[answers["method"] == arm].set_index("question_id")["context"].sort_index()
 
@@ -252,6 +299,7 @@ def main() -> None:
     ap.add_argument(
         "--reranker", default="minilm", help="reshape.reranker: minilm (untrained), a train_reranker folder or a hub id"
     )
+    ap.add_argument("--icl-examples", type=int, default=0, help="then ICL: this many examples of each question's type (0: skip)")
     ap.add_argument("--set", action="append", default=[], help="section.key=value on top (e.g. generate.model=...)")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--results", type=Path, default=ROOT / "docs" / "results")
@@ -270,10 +318,29 @@ def main() -> None:
         pf = args.out / "params.yaml"
         pf.write_text(yaml.safe_dump(run_params(args), sort_keys=False))
         params.load(pf)  # one clear error line before any work
-        wall = run_stages(args, pf)
+        wall = run_stages(args, pf, args.out)
         args.command = " ".join(["python", "benchmarks/paper_bioasq.py", *sys.argv[1:]])
         wall_file.write_text(json.dumps({"wall_s": wall, "command": args.command}))
-    for t in tables(args, wall):
+    out = tables(args, wall)
+    if args.icl_examples:
+        best = best_variant(pd.read_csv(args.out / "report" / "scores.csv", dtype={"question_id": str}))
+        icl_dir, icl_wall = args.out / "icl", args.out / "icl" / "wall_s.json"
+        if not (args.publish_only and icl_wall.is_file()):
+            icl_dir.mkdir(parents=True, exist_ok=True)
+            pf = icl_dir / "params.yaml"
+            pf.write_text(yaml.safe_dump(icl_params(args, best), sort_keys=False))
+            params.load(pf)
+            icl_wall.write_text(
+                json.dumps(
+                    {
+                        "wall_s": run_stages(args, pf, icl_dir),
+                        "command": " ".join(["python", "benchmarks/paper_bioasq.py", *sys.argv[1:]]),
+                    }
+                )
+            )
+        done = json.loads(icl_wall.read_text())
+        out.append(icl_table(args, best, done["wall_s"], done["command"]))
+    for t in out:
         md, js = publish(t, args.results)
         print(f"wrote {md} ({t.section}) and {js}")
 
