@@ -38,7 +38,7 @@ from scipy.stats import ttest_rel
 
 from biochunk import cli, params
 from biochunk.errors import UserError
-from biochunk.evaluation.papers import Difference, PaperTable, Row, mean_ci, paired_delta, publish
+from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, publish
 from biochunk.io import QA_ANSWERS, read_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,10 +210,12 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
         lengths.append(
             Row(
                 label(arm),
-                {"answer words": None, "context words": None},
+                {"answer words": None, "context words": None, "sentences kept": None},
                 {
                     "answer words": mean_ci(g["answer"].str.split().str.len().to_numpy(), n_boot, seed),
                     "context words": mean_ci(g["context"].str.split().str.len().fillna(0).to_numpy(), n_boot, seed),
+                    # before the word budget; a mean over the questions and example candidates
+                    **({"sentences kept": Estimate(ctx["reshape"][arm]["sentences_kept_mean"])} if arm in ctx["reshape"] else {}),
                 },
             )
         )
@@ -224,12 +226,16 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
         notes=[
             NO_PAPER,
             (
+                f"Context words: as the model read it ({q['context_words']}-word budget, with the [n] passage markers); "
+                "sentences kept: reshaped sentences per question before the budget (mean, questions and example candidates)."
+            ),
+            (
                 f"Answers are cut at qa.max_new_tokens = {q['max_new_tokens']} tokens; generation "
                 f"{sum(m['seconds'] for m in gen['methods'].values()) / 60:.1f} min of the wall time."
             ),
         ],
         digits=1,
-        **{**common, "metrics": ["answer words", "context words"]},
+        **{**common, "metrics": ["answer words", "context words", "sentences kept"]},
     )
     return [t1, t2, t5]
 
