@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline
+.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare paper-biomedrag
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,15 @@ repro: install
 lint: install-dev
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lint-imports --no-cache
 
-test: install-dev lint
+# Headless chromium for the browser tests (Debian's package, where apt-get can run as root;
+# elsewhere those tests skip with a reason).
+install-browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		{ apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+		  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; }; }; } || \
+		echo "note: chromium could not be installed; the headless-browser tests will skip"
+
+test: install-dev install-browser lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra
 
 clean:
@@ -89,9 +97,50 @@ gpu-baseline: install
 		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
 
+# Your own corpus (issue 15, docs/your-corpus.md): every chunk method on CORPUS (a folder of
+# .txt/.md/.jsonl/.pdf/.html documents with an optional questions.jsonl, a BEIR folder, or a
+# SQuAD .json file) -> one self-contained HTML report in OUT (default build/compare/<name>).
+# As a DVC stage: data.local (name: path). COMPARE_ARGS passes e.g. --methods fixed recursive --max-documents 500.
+CORPUS ?= docs/example-corpus
+COMPARE_ARGS ?=
+compare: install
+	$(BIN)/python stages/compare.py --corpus "$(CORPUS)" $(if $(OUT),--out "$(OUT)") $(COMPARE_ARGS)
+
+# The BioMedRAG configurable-semantic-chunking paper (issue 14): its ablations end to end, one DVC
+# experiment per rung (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy
+# orderings at retrieval level, then docs/results/biomedrag.md. ~25 min per GM-CIHT rung on 2 CPU
+# cores; SENTENCES / ADE_SENTENCES scale to the full test sets (465 / 500) on a GPU. MIRROR=null: public URLs.
+SENTENCES ?= 150
+ADE_SENTENCES ?= 100
+MIRROR ?= ../shared/datasets
+HIER_RUNGS := "+hierarchy (hybrid)" "hybrid, flat hierarchy" "hybrid, inverted hierarchy"
+data/interim/%/test.parquet:
+	mkdir -p build && sed 's|^  mirror: null |  mirror: $(MIRROR) |' params.yaml > build/params-mirror.yaml
+	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
+	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml
+paper-biomedrag: install
+	MIRROR=$(MIRROR) ADE_INPUTS=$(ADE_SENTENCES) PATH="$(abspath $(BIN)):$$PATH" scripts/selection_ladder.sh gm-ciht $(SENTENCES) paper
+	$(MAKE) data/interim/gm-ciht/test.parquet data/interim/ade/test.parquet
+	[ -f build/ladder/gm-ciht-hierarchy/per-sentence.json ] || $(BIN)/python benchmarks/ablation_retrieval.py \
+		--data data/interim/gm-ciht --dataset gm-ciht --k 2 --rungs $(HIER_RUNGS) --out build/ladder/gm-ciht-hierarchy/ablation.json \
+		--per-sentence build/ladder/gm-ciht-hierarchy/per-sentence.json --plot build/ladder/gm-ciht-hierarchy/ablation.png
+	$(BIN)/python benchmarks/papers/biomedrag.py --data data/interim --ladder build/ladder
+
+# paper-structural: Structural chunking's chunk-level evaluation on SciFact -> docs/results/structural.md
+# (converts SciFact from $(MIRROR) when data/interim/scifact is missing; MIRROR=null: the public URLs).
+MIRROR ?= ../shared/datasets
+STRUCTURAL_ARGS ?=
+.PHONY: paper-structural
+paper-structural: install
+	@if [ ! -f data/interim/scifact/corpus.parquet ]; then \
+		mkdir -p build && sed 's|^  mirror: .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
+		$(BIN)/python stages/download.py --dataset scifact --out data/raw/scifact --params build/params-mirror.yaml && \
+		$(BIN)/python stages/convert.py --dataset scifact --raw data/raw/scifact --out data/interim/scifact --params build/params-mirror.yaml; \
+	fi
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/structural.py --data data/interim/scifact $(STRUCTURAL_ARGS)
+
 # Context reshaping for BioASQ, the paper's Tables 1, 2, 5 and t-test (docs/results/bioasq-reshaping.md);
 # fetches BioASQ first when data/interim/bioasq is missing. GPU: PAPER_BIOASQ_ARGS="--max-questions 0 --set generate.model=<hub id>".
-MIRROR ?= ../shared/datasets
 PAPER_BIOASQ_ARGS ?= --max-questions 40 --context-words 300
 .PHONY: paper-bioasq
 paper-bioasq: install

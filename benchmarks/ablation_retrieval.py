@@ -54,6 +54,10 @@ LADDER = [
     ("+hierarchy (hybrid)", {"method": "hybrid"}),
     ("hybrid, mixed ranking", {"method": "hybrid", "selection": "mixed"}),
     ("hybrid, NER entities", {"method": "hybrid", "entities": "ner"}),
+    # The hierarchy orderings (chunk.hierarchy_order): they move propositions' priorities, so
+    # under the bias selection they show in the second chunk read (--k 2), not in the top-1.
+    ("hybrid, flat hierarchy", {"method": "hybrid", "hierarchy_order": "flat"}),
+    ("hybrid, inverted hierarchy", {"method": "hybrid", "hierarchy_order": "inverted"}),
 ]
 # The paper's end-to-end F1 per rung (../shared/docs/references.md): the whole ladder on
 # GM-CIHT, fixed and hybrid only on DDI and ChemProt.
@@ -69,7 +73,11 @@ def complete(text: str, head: str, tail: str, lexicon) -> bool:
     return head.lower() in low and tail.lower() in low and bool(find_triggers(tokens(text), lexicon))
 
 
-def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, caps: list[int]) -> list[dict]:
+def run(
+    data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, caps: list[int], per_sentence: dict | None = None
+) -> list[dict]:
+    """The table's rows; with ``per_sentence`` (a dict) also each rung's per-test-sentence values
+    of every measure, keyed by rung, for paired comparisons (benchmarks/papers/biomedrag.py)."""
     base = params.section("chunk", data={})
     rank = params.section("rank", data={})
     triples = read_triples(data, ("train", "test"))
@@ -115,6 +123,11 @@ def run(data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, 
         for key, vals in measures:
             lo, hi = bootstrap_ci(vals, np.mean, n_boot, 42)
             row.update({key: float(vals.mean()), f"{key}_ci_low": lo, f"{key}_ci_high": hi})
+        if per_sentence is not None:
+            per_sentence[name] = {
+                "input_id": queries["id"].astype(str).tolist(),
+                **{key: vals.tolist() for key, vals in measures},
+            }
         log.info("%s", {a: (round(b, 3) if isinstance(b, float) else b) for a, b in row.items() if "ci" not in a})
         rows.append(row)
     return rows
@@ -157,11 +170,20 @@ def main() -> None:
     ap.add_argument("--rungs", nargs="*", help="only these rungs (names as in the table)")
     ap.add_argument("--out", type=Path, help="JSON table (default metrics/ablation-<dataset>.json)")
     ap.add_argument("--caps", type=int, nargs="*", default=[1], help="rank.max_per_doc values to measure relation_hit@k under")
+    ap.add_argument("--plot", type=Path, help="PNG (default plots/ablation-<dataset>.png)")
+    ap.add_argument("--per-sentence", type=Path, help="also write each rung's per-test-sentence values here (JSON)")
     args = ap.parse_args()
-    rows = run(args.data, args.dataset, args.k, args.bootstrap, args.rungs, args.caps)
+    unknown = sorted(set(args.rungs or []) - {name for name, _ in LADDER})
+    if unknown:
+        raise SystemExit(f"--rungs: unknown rung {unknown[0]!r}; the rungs: {', '.join(name for name, _ in LADDER)}")
+    per: dict | None = {} if args.per_sentence else None
+    rows = run(args.data, args.dataset, args.k, args.bootstrap, args.rungs, args.caps, per)
     out = args.out or Path("metrics") / f"ablation-{args.dataset}.json"
     write_json({"dataset": args.dataset, "k": args.k, "rungs": rows}, out)
-    plot(rows, args.k, f"{args.dataset}: chunk selection ablation (test split)", Path("plots") / f"ablation-{args.dataset}.png", args.caps)
+    if per is not None:
+        write_json({"dataset": args.dataset, "k": args.k, "rungs": per}, args.per_sentence)
+    png = args.plot or Path("plots") / f"ablation-{args.dataset}.png"
+    plot(rows, args.k, f"{args.dataset}: chunk selection ablation (test split)", png, args.caps)
     capped = [f"relation_hit@{args.k}_cap{m}" for m in args.caps]
     cols = ["rung", "chunks", "relation_hit@1", f"relation_hit@{args.k}", *capped, "complete@1", "paper_f1", "seconds"]
     print(pd.DataFrame(rows)[cols].to_markdown(index=False, floatfmt=".3f"))

@@ -30,8 +30,10 @@ import yaml
 from biochunk.chunking import NO_CHUNKING, base
 from biochunk.chunking.adaptive import HEADERS, UNITS
 from biochunk.chunking.biomedical.entities import ENTITY_MODES
+from biochunk.chunking.biomedical.hierarchy import HIERARCHY_ORDERS
 from biochunk.chunking.biomedical.selection import SELECTIONS
 from biochunk.chunking.sizing import COUNTERS
+from biochunk.chunking.structural import DISTANCES as STRUCTURAL_DISTANCES
 from biochunk.compute import ENGINES
 from biochunk.datasets.qa import BIOASQ_UNITS, QA_DATASETS
 from biochunk.datasets.registry import DATASET_NAME, load_registry
@@ -81,8 +83,16 @@ class DataParams:
     classification: list[str] = field(default_factory=list)
     # Retrieval (scifact) and QA (bioasq) datasets among `datasets` that train_reranker + retrieve run on.
     retrieval: list[str] = field(default_factory=list)
+    # Your own corpora (docs/your-corpus.md): name -> a folder of documents, a BEIR folder or a
+    # SQuAD .json file, each compared by the compare stage (the path is a checksummed dep).
+    local: dict[str, str] = field(default_factory=dict)
 
     def validate(self, s: str) -> None:
+        for name, path in self.local.items():
+            if not DATASET_NAME.fullmatch(str(name)):
+                raise UserError(f"{s}.local: corpus name {name!r} may use only a-z, 0-9, '_' and '-' (it names outputs)")
+            if not isinstance(path, str) or not path.strip() or any(c in path for c in " $;&|'\"`"):
+                raise UserError(f"{s}.local.{name}: give a path without spaces or shell characters (got {path!r})")
         for key in ("datasets", "triples", "documents", "qa", "classification", "retrieval"):
             for i, name in enumerate(getattr(self, key)):
                 if not DATASET_NAME.fullmatch(name):
@@ -143,6 +153,7 @@ class ChunkParams:
     breakpoint_amount: float | None = None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
     alpha: float = 0.5  # structural: weight of the semantic distance in the fusion
     boundary_percentile: float = 95.0  # structural: cut where the fused distance exceeds this percentile
+    structural_distance: str = "euclidean"  # structural D_struct: euclidean (z-scored features) | similarity (authors' code)
     counter: str = "words"  # unit of max_tokens / n_tokens: words | chars | embedder (semchunk always: embedder)
     max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
     # hybrid (configurable semantic chunking): switches of the ablation ladder
@@ -150,6 +161,7 @@ class ChunkParams:
     propositions: bool = True  # proposition-first extraction around triggers
     tiers: bool = True  # tiered trigger bonuses (3/2/1) and trigger-centred windows
     hierarchy: bool = True  # relation hierarchy weights in the proposition priority
+    hierarchy_order: str = "paper"  # the hierarchy's weights as configured | flat (all equal) | inverted
     entities: str = "regex"  # entity detector: regex | ner (spaCy)
 
     def validate(self, s: str) -> None:
@@ -170,9 +182,13 @@ class ChunkParams:
         _between(f"{s}.breakpoint_amount", self.breakpoint_amount, 0, 100 if percent else None)
         _between(f"{s}.alpha", self.alpha, 0.0, 1.0)
         _between(f"{s}.boundary_percentile", self.boundary_percentile, 0.0, 100.0)
+        _one_of(f"{s}.structural_distance", self.structural_distance, STRUCTURAL_DISTANCES)
         _one_of(f"{s}.counter", self.counter, COUNTERS)
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
+        _one_of(f"{s}.hierarchy_order", self.hierarchy_order, HIERARCHY_ORDERS)
+        if not self.hierarchy and self.hierarchy_order != "paper":
+            raise UserError(f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true")
 
 
 @dataclass(frozen=True)

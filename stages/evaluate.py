@@ -8,7 +8,7 @@ import pandas as pd
 
 from biochunk import cli, params
 from biochunk.corpus import gold_triples, predicted_triples
-from biochunk.evaluation.plots import summary_png
+from biochunk.evaluation.plots import histogram_table, summary_png
 from biochunk.evaluation.report import chunk_statistics, extraction_metrics, retrieval_metrics
 from biochunk.io import CHUNKS, PREDICTIONS, RANKINGS, TRIPLES, atomic_path, read_json, read_table, write_json
 
@@ -52,14 +52,22 @@ def main() -> None:
     }
     write_json(metrics, args.metrics)
     lengths = chunks[["chunk_id", "n_tokens"]]
-    histogram = lengths["n_tokens"].value_counts().sort_index().rename_axis("n_tokens").reset_index(name="chunks")
+    histogram = histogram_table(chunks)  # the QA plots' table: one facet per chunk method
     with atomic_path(args.plots) as tmp:
         tmp.mkdir(parents=True)
         curve.to_csv(tmp / "relation_hits.csv", index=False)
         histogram.to_csv(tmp / "chunk_sizes.csv", index=False)
         summary_png(curve, lengths, args.dataset, tmp / "summary.png")
     t = metrics["triple"]
-    log.info("%s: triple P %.3f R %.3f F1 %.3f [%.3f, %.3f]", args.dataset, t["precision"], t["recall"], t["f1"], t["f1_ci_low"], t["f1_ci_high"])
+    log.info(
+        "%s: triple P %.3f R %.3f F1 %.3f [%.3f, %.3f]",
+        args.dataset,
+        t["precision"],
+        t["recall"],
+        t["f1"],
+        t["f1_ci_low"],
+        t["f1_ci_high"],
+    )
 
 
 if __name__ == "__main__":

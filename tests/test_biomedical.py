@@ -8,6 +8,7 @@ hyphenated names. The spaCy NER tests load the small model once (module fixture)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,14 @@ from hypothesis import strategies as st
 
 from biochunk.chunking import base, build
 from biochunk.chunking.biomedical import entities as ent
-from biochunk.chunking.biomedical.hierarchy import FLAT, Hierarchy, dataset_hierarchy, load_hierarchy
+from biochunk.chunking.biomedical.hierarchy import (
+    FLAT,
+    HIERARCHY_ORDERS,
+    Hierarchy,
+    dataset_hierarchy,
+    load_hierarchy,
+    reorder,
+)
 from biochunk.chunking.biomedical.hybrid import HybridChunker
 from biochunk.chunking.biomedical.induce import count, render, tiered
 from biochunk.chunking.biomedical.propositions import Proposition, Scoring, extract, outside_entities
@@ -33,8 +41,9 @@ from biochunk.chunking.biomedical.windows import entity_ranges, entity_windows, 
 from biochunk.chunking.biomedical.words import normalise, tokens
 from biochunk.chunking.windows import FixedWindowChunker
 from biochunk.errors import UserError
-from biochunk.params import ChunkParams
+from biochunk.params import ChunkParams, parse
 
+EMBEDDED = Path(__file__).resolve().parents[1] / "biochunk" / "datasets" / "embedded"
 PAPER = "Aspirin therapy reduces inflammation by inhibiting COX-2 expression"
 DATASETS = ["gm-ciht", "ddi", "chemprot", "ade", "embedded"]
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -520,3 +529,53 @@ def test_hybrid_batch_equals_single_and_oversize_chunks_are_dropped(gm) -> None:
     assert chunker.chunk_batch(REAL) == [chunker.chunk(t) for t in REAL]
     assert all(c.n_tokens <= 6 for t in REAL for c in chunker.chunk(t))
     assert chunker.dropped_oversize > 0
+
+
+# -- chunk.hierarchy_order (the paper's ordering ablation) ---------------------------------
+
+
+def test_reorder_flat_and_inverted() -> None:
+    h = Hierarchy({"TREATS": 4, "AFFECTS": 2, "COEXISTS_WITH": 1}, default=1)
+    assert reorder(h, "paper") is h
+    assert reorder(h, "flat") == FLAT
+    assert reorder(h, "inverted") == Hierarchy({"TREATS": 1, "AFFECTS": 3, "COEXISTS_WITH": 4}, default=4)
+    with pytest.raises(ValueError, match="chunk.hierarchy_order must be one of paper, flat, inverted"):
+        reorder(h, "reversed")
+
+
+def test_hierarchy_order_is_checked_where_params_enter() -> None:
+    with pytest.raises(UserError, match="chunk.hierarchy_order: unknown value 'reversed'; allowed: flat, inverted, paper"):
+        parse(ChunkParams, {"hierarchy_order": "reversed"}, "chunk")
+    with pytest.raises(UserError, match="chunk.hierarchy is false"):
+        parse(ChunkParams, {"hierarchy": False, "hierarchy_order": "inverted"}, "chunk")
+
+
+def test_hierarchy_order_changes_priorities_and_selection() -> None:
+    # Two primary-tier propositions: TREATS (weight 4) and DIAGNOSES (1) on the embedded data's
+    # hierarchy; the diagnosis chunk is the more similar one. Slot 2 of the bias selection goes to
+    # the higher priority: the treatment under the paper's order, the diagnosis under the
+    # inverted one, and (a tie) the more similar diagnosis when flat.
+    text = "Metformin treats type 2 diabetes and the MRI scan detects the lesion."
+    picked, prios = {}, {}
+    for order in HIERARCHY_ORDERS:
+        chunker = build(ChunkParams(method="hybrid", hierarchy_order=order), dataset="embedded")
+        props = {c.metadata["relation_hint"]: c for c in chunker.chunk(text) if c.metadata["kind"] == "proposition"}
+        assert set(props) == {"TREATS", "DIAGNOSES"}
+        prios[order] = (props["TREATS"].metadata["priority"], props["DIAGNOSES"].metadata["priority"])
+        pool = [props["TREATS"], props["DIAGNOSES"]]
+        sims, kinds = [0.9, 0.5, 0.8], ["fixed", "proposition", "proposition"]
+        p = [0] + [c.metadata["priority"] for c in pool]
+        t = [None] + [c.metadata["tier"] for c in pool]
+        picked[order] = ["-", "TREATS", "DIAGNOSES"][select(sims, kinds, p, t, k=2)[1]]
+    assert prios == {"paper": (4 + 3, 1 + 3), "flat": (1 + 3, 1 + 3), "inverted": (1 + 3, 4 + 3)}
+    assert picked == {"paper": "TREATS", "flat": "DIAGNOSES", "inverted": "DIAGNOSES"}
+
+
+def test_hierarchy_order_changes_the_embedded_memory() -> None:
+    texts = [json.loads(line)["SENTENCE"] for line in (EMBEDDED / "train.jsonl").read_text().splitlines()]
+    structural = {}
+    for order in HIERARCHY_ORDERS:
+        chunker = build(ChunkParams(method="hybrid", hierarchy_order=order), dataset="embedded")
+        structural[order] = [round(c.metadata["structural"], 6) for t in texts for c in chunker.chunk(t)]
+    assert len({len(s) for s in structural.values()}) == 1  # the same chunks, scored differently
+    assert structural["paper"] != structural["flat"] != structural["inverted"] != structural["paper"]

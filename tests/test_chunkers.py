@@ -10,6 +10,7 @@ marked ``slow`` load anything (the MiniLM tokenizer).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import zlib
@@ -1052,3 +1053,47 @@ def test_dense_qa_contexts_embed_chunks_as_the_embed_stage_does() -> None:
     out = dense_contexts(chunks, pd.DataFrame({"id": ["q"], "question": ["What inhibits B?"]}), enc, top_k=1)
     assert enc.calls[-1] == ["A and B\nA inhibits B."], "header and propositions, not the raw span"
     assert out.chunk_id.tolist() == ["p:d#0"]
+
+
+def test_structural_similarity_of_identical_sentences_is_the_weight_sum() -> None:
+    # The authors' weights sum to 0.82: two identical sentences sit 0.18 apart, not 0.
+    from biochunk.chunking.structural import SIMILARITY_WEIGHTS, similarity_record, structural_similarity
+
+    r = similarity_record("The 2019 cohort included 1234 patients, aged 40-60.")
+    assert structural_similarity(r, r) == pytest.approx(sum(SIMILARITY_WEIGHTS.values())) == pytest.approx(0.82)
+    other = similarity_record("Yes.")
+    assert structural_similarity(r, other) < structural_similarity(r, r)
+
+
+def test_structural_distance_similarity_is_one_minus_the_weighted_similarity() -> None:
+    from biochunk.chunking.structural import similarity_distances, similarity_record, structural_similarity
+
+    text = "Aa bb. Cc dd, ee; ff.\n\nThe 2019 cohort included 1234 patients."
+    spans = sentence_spans(text)
+    d = similarity_distances(text, spans)
+    recs = [similarity_record(text[s:e]) for s, e in spans]
+    assert d.tolist() == pytest.approx([1 - structural_similarity(*pair) for pair in itertools.pairwise(recs)])
+    # the number-heavy third sentence is structurally further from the second than the first two are apart
+    assert d[1] > d[0]
+
+
+def test_structural_distance_changes_the_chunks_on_the_embedded_data() -> None:
+    # chunk.structural_distance reaches the output: the embedded dataset's sentences, ten to a
+    # document, cut with the authors' alpha under each D_struct form.
+    root = Path(__file__).resolve().parents[1] / "biochunk" / "datasets" / "embedded"
+    sents = [json.loads(line)["SENTENCE"] for line in (root / "train.jsonl").read_text().splitlines()]
+    docs = [" ".join(sents[i : i + 10]) for i in range(0, len(sents), 10)]
+
+    def cut(form: str) -> list[list[str]]:
+        chunker = build(ChunkParams(method="structural", alpha=0.05, structural_distance=form), MockEncoder())
+        return [[c.text for c in cs] for cs in chunker.chunk_batch(docs)]
+
+    assert cut("euclidean") != cut("similarity")
+    assert params.section("chunk", root.parents[2] / "params.yaml").structural_distance == "euclidean"
+
+
+def test_structural_distance_is_validated() -> None:
+    with pytest.raises(UserError, match="chunk.structural_distance: unknown value 'cosine'"):
+        params.parse(ChunkParams, {"structural_distance": "cosine"}, "chunk")
+    with pytest.raises(ValueError, match="chunk.structural_distance must be one of euclidean, similarity"):
+        StructuralChunker(MockEncoder().encode, structural_distance="cosine")

@@ -10,7 +10,7 @@ import pytest
 
 from biochunk import params
 from biochunk.errors import UserError
-from biochunk.evaluation.retrieval import evaluate, paired_delta
+from biochunk.evaluation.retrieval import chunk_qrels, evaluate, paired_delta, per_query
 from biochunk.retrieval.cache import CachedEncoder, encode_cached
 from biochunk.retrieval.dense import build_index, dense_run
 from biochunk.retrieval.fusion import rrf, to_documents
@@ -280,3 +280,20 @@ def test_data_retrieval_accepts_retrieval_and_qa_datasets_only():
 def test_params_yaml_sections_load():
     params.section("retrieve")
     params.section("train_reranker")
+
+
+def test_chunk_level_scores_by_hand():
+    # d1 has chunks a, b (overlapping chunks count one by one); d2: c; d3: e. q1 judges d1 and d3.
+    cq = chunk_qrels({"q1": {"d1": 1, "d3": 1}, "q2": {"d2": 1}}, {"a": "d1", "b": "d1", "c": "d2", "e": "d3"})
+    assert cq == {"q1": {"a": 1, "b": 1, "e": 1}, "q2": {"c": 1}}
+    run = {"q1": [("a", 3.0), ("c", 2.0), ("b", 1.0)], "q2": [("a", 2.0), ("e", 1.0)]}
+    s = per_query(run, cq, ks=[2])
+    # q1: top 2 = a (rel), c: P 1/2, R 1/3 (of 3 relevant chunks), F1 2*(1/6)/(5/6) = 0.4,
+    # AP@2 = (1/1) / 3; success 1. q2: nothing relevant in the top 2: all 0.
+    assert s["p@2"].tolist() == pytest.approx([0.5, 0.0])
+    assert s["recall@2"].tolist() == pytest.approx([1 / 3, 0.0])
+    assert s["f1@2"].tolist() == pytest.approx([0.4, 0.0])
+    assert s["ap@2"].tolist() == pytest.approx([1 / 3, 0.0])
+    assert s["success@2"].tolist() == pytest.approx([1.0, 0.0])
+    # A query the run leaves out scores 0 rather than being dropped.
+    assert per_query({"q1": run["q1"]}, cq, ks=[2])["p@2"].tolist() == pytest.approx([0.5, 0.0])

@@ -76,3 +76,17 @@ def test_paired_difference_by_hand_and_tighter_than_unpaired():
     assert d["ci_high"] - d["ci_low"] < (own["f1_ci_high"] - own["f1_ci_low"]) / 3
     same = paired_difference(gold, a, a, n_boot=100, seed=3)["relation"]
     assert same["delta"] == same["ci_low"] == same["ci_high"] == 0.0
+
+
+def test_histogram_table_gives_one_bar_per_size_when_sizes_are_few():
+    import pandas as pd
+
+    from biochunk.evaluation.plots import histogram_table
+
+    chunks = pd.DataFrame({"method": ["fixed"] * 6 + ["adaptive"] * 3, "n_tokens": [1, 2, 5, 5, 5, 5, 10, 400, 900]})
+    h = histogram_table(chunks, bins=30)
+    fixed = h[h["method"] == "fixed"]
+    # one row per integer size 1..5, none of two bins rounded onto one label
+    assert fixed["n_tokens"].tolist() == [1, 2, 3, 4, 5] and fixed["chunks"].tolist() == [1, 1, 0, 0, 4]
+    wide = h[h["method"] == "adaptive"]
+    assert len(wide) == 30 and wide["chunks"].sum() == 3  # a wide range is binned

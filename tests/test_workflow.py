@@ -108,6 +108,46 @@ def test_metrics_diff_prints_markdown_tables_for_two_experiments(tiny_repo):
     assert re.search(r"^\| params\.yaml\s+\| train\.alpha\s+\| 2\s+\| 4\s+\|$", params, re.M), params
 
 
+def test_metrics_diff_leads_with_the_primary_metrics(tiny_repo):
+    repo, env = tiny_repo
+    out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-b", "--repo", str(repo)], repo, env)
+    primary = out.split("### Primary metrics", 1)[1].split("### Metrics", 1)[0]
+    assert re.search(r"^\| metrics\.json \| F1 \| 0\.700 \| 0\.900 \| \+0\.200 \|$", primary, re.M), primary
+    assert "<details>" in out.split("### Metrics", 1)[1]  # the full diff is folded below
+
+
+def _metrics_diff_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("metrics_diff", ROOT / "scripts" / "metrics_diff.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_primary_change_interval_and_star():
+    md = _metrics_diff_module()
+    diff = {
+        "metrics/x.json": {
+            "triple.f1": {"old": 0.40, "new": 0.60},
+            "triple.f1_ci_low": {"old": 0.35, "new": 0.55},
+            "triple.f1_ci_high": {"old": 0.45, "new": 0.65},
+            "head.f1": {"old": 0.9, "new": 0.9},  # a part of the triple: not primary beside triple F1
+            "retrieval.scorer.relation_hit@1": {"old": 0.5, "new": 0.52},
+            "retrieval.scorer.relation_hit@1_ci_low": {"old": 0.3, "new": 0.32},
+            "retrieval.scorer.relation_hit@1_ci_high": {"old": 0.7, "new": 0.72},
+        }
+    }
+    rows = {r["key"]: r for r in md.primary_rows(diff)}
+    assert set(rows) == {"triple.f1", "retrieval.scorer.relation_hit@1"}
+    lo, hi = rows["triple.f1"]["ci"]
+    half = (2 * 0.05**2) ** 0.5  # two half-widths of 0.05, combined unpaired
+    assert abs(lo - (0.2 - half)) < 1e-9 and abs(hi - (0.2 + half)) < 1e-9
+    table = md.primary_table(list(rows.values()), "base", "head")
+    assert "+0.200 [+0.129, +0.271] ★" in table
+    assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
+
+
 def test_metrics_diff_says_when_nothing_changed(tiny_repo):
     repo, env = tiny_repo
     out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-a", "--repo", str(repo)], repo, env)
@@ -209,6 +249,7 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
             [{"method": "fixed", "metric": "rouge2", "recall": 0.2, "precision": 0.3, "rev": "workspace"}],
         ),
         "histogram": ("n_tokens", "chunks", [{"method": "fixed", "n_tokens": 5, "chunks": 10, "rev": "workspace"}]),
+        "lines_by_ranker": ("k", "relation_hit", [{"ranker": "dense", "k": 1, "relation_hit": 0.3, "rev": "workspace"}]),
     }
     specs = {}
     for name, (x, y, data) in rows.items():
@@ -227,4 +268,4 @@ def test_custom_plot_templates_compile_and_render_with_the_inlined_vega(tmp_path
         timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count(" ok ") == 3
+    assert r.stdout.count(" ok ") == len(rows)

@@ -123,14 +123,15 @@ def _paper_cell(v: float | None, digits: int) -> str:
 
 def render(t: PaperTable) -> str:
     """The Markdown block: provenance, the rows, the differences, what could not run."""
-    minutes = t.wall_s / 60
+    # 0 = measured by earlier runs whose time was not kept (the notes say where it was).
+    wall = f"{t.wall_s / 60:.1f} min" if t.wall_s > 0 else "not recorded for these rows (see the notes)"
     out = [
         f"### {t.title}",
         "",
         f"Command: `{t.command}`  ",
         f"Sample: {t.sample}  ",
         f"Models: {t.models}  ",
-        f"Wall time on this machine (2 CPU cores): {minutes:.1f} min",
+        f"Wall time on this machine (2 CPU cores): {wall}",
         "",
         "| " + " | ".join(["setting"] + [f"{m}: paper / ours [95% CI]" for m in t.metrics]) + " |",
         "|---|" + "---|" * len(t.metrics),

@@ -8,9 +8,23 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on CI or servers
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from biochunk.io import atomic_path  # noqa: E402
+
+
+def histogram_table(chunks: pd.DataFrame, bins: int = 30) -> pd.DataFrame:
+    """Plot table: chunk sizes per method, pre-binned (a pooled corpus has ~10^5 chunks)."""
+    rows = []
+    for method, g in chunks.groupby("method", sort=True):
+        n = g["n_tokens"].to_numpy()
+        lo, hi = int(n.min()), int(n.max())
+        # Few distinct sizes (5-word windows): one bar per size, so no two bins round to one label.
+        edges = np.arange(lo, hi + 2) if hi - lo + 1 <= bins else np.histogram_bin_edges(n, bins=bins)
+        counts, _ = np.histogram(n, bins=edges)
+        rows += [{"method": method, "n_tokens": int(round(e)), "chunks": int(c)} for e, c in zip(edges[:-1], counts)]
+    return pd.DataFrame(rows, columns=["method", "n_tokens", "chunks"])
 
 
 def summary_png(curve: pd.DataFrame, lengths: pd.DataFrame, title: str, path: Path) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from biochunk.evaluation.answers import bertscore, rouge_scores
+from biochunk.evaluation.plots import histogram_table  # noqa: F401  (evaluate_qa's table)
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import atomic_path
 
@@ -97,16 +98,6 @@ def pr_table(summary_: dict[str, Any]) -> pd.DataFrame:
         for f in FAMILIES
     ]
     return pd.DataFrame(rows, columns=["method", "metric", "recall", "precision"])
-
-
-def histogram_table(chunks: pd.DataFrame, bins: int = 30) -> pd.DataFrame:
-    """Plot table: chunk sizes per method, pre-binned (a pooled corpus has ~10^5 chunks)."""
-    rows = []
-    for method, g in chunks.groupby("method", sort=True):
-        n = g["n_tokens"].to_numpy()
-        counts, edges = np.histogram(n, bins=min(bins, max(1, int(n.max() - n.min()) + 1)))
-        rows += [{"method": method, "n_tokens": int(round(e)), "chunks": int(c)} for e, c in zip(edges[:-1], counts)]
-    return pd.DataFrame(rows, columns=["method", "n_tokens", "chunks"])
 
 
 def summary_png(bars: pd.DataFrame, pr: pd.DataFrame, hist: pd.DataFrame, title: str, path: Path) -> None:

@@ -73,3 +73,40 @@ def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = (5, 10, 100)) -> dict[s
         out[f"f1q@{k}"] = sum(f1s) / n if n else 0.0
     out["queries"] = n
     return out
+
+
+def primary_ci(run: Run, qrels: Qrels, n_boot: int = 1000, seed: int = 42) -> dict[str, float]:
+    """nDCG@10 over the judged queries with a bootstrap interval over queries (unanswered: 0).
+
+    The interval says how much the mean would move with another sample of questions; two
+    methods are told apart by ``paired_delta``, which resamples their per-query differences.
+    """
+    qrels_d, pq = _per_query(run, qrels, [nDCG @ 10])
+    v = np.array([pq[PRIMARY].get(q, 0.0) for q in qrels_d])
+    lo, hi = bootstrap_ci(v, np.mean, n_boot, seed)
+    return {PRIMARY: float(v.mean()) if len(v) else 0.0, "ci_low": lo, "ci_high": hi, "queries": len(v)}
+
+def chunk_qrels(qrels: Qrels, chunk_doc: Mapping[str, str]) -> dict[str, dict[str, int]]:
+    """Chunk-level judgements: every chunk of a judged document carries its document's grade.
+
+    ``chunk_doc`` maps chunk id -> document id. Overlapping chunks of one document are each a
+    relevant item of their own, so a query's recall counts all of them.
+    """
+    chunks_of: dict[str, list[str]] = {}
+    for c, d in chunk_doc.items():
+        chunks_of.setdefault(d, []).append(c)
+    return {q: {c: int(r) for d, r in docs.items() for c in chunks_of.get(d, ())} for q, docs in qrels.items()}
+
+
+def per_query(run: Run, qrels: Qrels, ks: Sequence[int] = (5, 10)) -> dict[str, np.ndarray]:
+    """Per-query P@k, recall@k, F1@k (``2PR / (P + R)`` of that query), AP@k and success@k,
+    in the order of the judged queries (``sorted(qrels)``); an unanswered query scores 0."""
+    ks = sorted(set(int(k) for k in ks))
+    measures = [m for k in ks for m in (P @ k, R @ k, AP @ k, ir_measures.Success @ k)]
+    qrels_d, pq = _per_query(run, qrels, measures)
+    qs = sorted(qrels_d)
+    out = {name: np.array([v.get(q, 0.0) for q in qs]) for name, v in pq.items()}
+    for k in ks:
+        p, r = out[f"p@{k}"], out[f"recall@{k}"]
+        out[f"f1@{k}"] = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    return out

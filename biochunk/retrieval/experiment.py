@@ -15,7 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ class Results:
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever -> method -> metrics
     chunks: dict[str, int] = field(default_factory=dict)  # method -> number of chunks
     seconds: dict[str, float] = field(default_factory=dict)
+    # (retriever, method) -> the top chunk hits per query before mapping to documents (bm25 and
+    # dense only; kept when run_retrievers is asked for them, for showing what was retrieved).
+    chunk_hits: dict[tuple[str, str], Run] = field(default_factory=dict)
 
     def add(self, retriever: str, method: str, run: Run, qrels, ks: Sequence[int]) -> None:
         self.runs[(retriever, method)] = run
@@ -73,14 +76,19 @@ def run_retrievers(
     work_dir: str | Path | None = None,
     rewriter: chunking.RewriterFactory | None = None,
     dataset: str | None = None,
+    chunk_tables: Mapping[str, pd.DataFrame] | None = None,
+    keep_chunk_hits: int = 0,
 ) -> Results:
     """Every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``, evaluated.
 
     ``encoder`` embeds chunks, queries and the semantic chunkers' units; pass a
     ``CachedEncoder`` so repeated texts are embedded once. ``rewriter`` serves the chunk
-    methods that rewrite text with ``chunk.generator`` (``chunking.build``).
+    methods that rewrite text with ``chunk.generator`` (``chunking.build``). ``chunk_tables``:
+    chunks already cut by a method (its CHUNKS table), used instead of cutting them again;
+    ``keep_chunk_hits``: the top chunk hits per query kept in ``Results.chunk_hits``.
     """
     res = Results()
+    chunk_tables = chunk_tables or {}
     queries = coll.eval_queries()
     qids, qtexts = queries["query_id"].tolist(), queries["text"].tolist()
     methods = list(dict.fromkeys([*rp.bm25_methods, *rp.dense_methods]))
@@ -89,7 +97,11 @@ def run_retrievers(
     try:
         for method in methods:
             t0 = time.perf_counter()
-            chunks = chunk_documents(coll.docs, method, None if method == NO_CHUNKING else chunk_params(method), encoder, rewriter, dataset)
+            if method in chunk_tables:
+                chunks = chunk_tables[method]
+            else:
+                params = None if method == NO_CHUNKING else chunk_params(method)
+                chunks = chunk_documents(coll.docs, method, params, encoder, rewriter, dataset)
             res.chunks[method] = len(chunks)
             res.seconds[f"chunk/{method}"] = time.perf_counter() - t0
             doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
@@ -99,11 +111,15 @@ def run_retrievers(
             if method in rp.bm25_methods:
                 t0 = time.perf_counter()
                 run = bm25_mod.bm25_run(ids, texts, qtexts, qids, rp.depth, work / method, rp.k1, rp.b)
+                if keep_chunk_hits:
+                    res.chunk_hits[("bm25", method)] = {q: hits[:keep_chunk_hits] for q, hits in run.items()}
                 doc_runs["bm25"] = to_documents(run, doc_of, rp.aggregate)
                 res.seconds[f"bm25/{method}"] = time.perf_counter() - t0
             if method in rp.dense_methods:
                 t0 = time.perf_counter()
                 run = dense_run(embed_chunks(encoder, chunks), ids, qvecs, qids, rp.depth, rp.index, rp.use_gpu)
+                if keep_chunk_hits:
+                    res.chunk_hits[("dense", method)] = {q: hits[:keep_chunk_hits] for q, hits in run.items()}
                 doc_runs["dense"] = to_documents(run, doc_of, rp.aggregate)
                 res.seconds[f"dense/{method}"] = time.perf_counter() - t0
             if len(doc_runs) == 2:

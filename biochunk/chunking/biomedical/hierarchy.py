@@ -38,6 +38,27 @@ class Hierarchy:
 
 FLAT = Hierarchy()  # `chunk.hierarchy: false`: every relation weighs 1
 
+# `chunk.hierarchy_order`, the paper's ordering ablation: the weights as the file states them,
+# all equal (the same priorities as `chunk.hierarchy: false`), or the file's order reversed.
+HIERARCHY_ORDERS = ("paper", "flat", "inverted")
+
+
+def reorder(h: Hierarchy, order: str) -> Hierarchy:
+    """``h`` under one of ``HIERARCHY_ORDERS``.
+
+    inverted maps each weight w (the default included) to max + min − w: the relation the file
+    ranks highest weighs what the lowest did, and the spread of priorities stays the same.
+    """
+    if order == "paper":
+        return h
+    if order == "flat":
+        return FLAT
+    if order == "inverted":
+        ws = [h.default, *h.weights.values()]
+        top, bottom = max(ws), min(ws)
+        return Hierarchy({r: top + bottom - w for r, w in h.weights.items()}, top + bottom - h.default)
+    raise ValueError(f"chunk.hierarchy_order must be one of {', '.join(HIERARCHY_ORDERS)}, got {order!r}")
+
 
 def load_hierarchy(path: str | Path, relations: Collection[str]) -> Hierarchy:
     """Read and check a hierarchy file against the dataset's relation names."""

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
 from biochunk.chunking.biomedical import entities as ent
-from biochunk.chunking.biomedical.hierarchy import FLAT, Hierarchy, dataset_hierarchy
+from biochunk.chunking.biomedical.hierarchy import FLAT, Hierarchy, dataset_hierarchy, reorder
 from biochunk.chunking.biomedical.propositions import Proposition, Scoring, extract, outside_entities
 from biochunk.chunking.biomedical.triggers import TIER_BONUS, Lexicon, Trigger, dataset_lexicon, find_triggers
 from biochunk.chunking.biomedical.windows import TokenRange, entity_ranges, snap, window_ranges
@@ -95,7 +95,7 @@ class HybridChunker(Chunker):
             raise ValueError("chunk.method hybrid needs the dataset whose triggers and hierarchy it reads")
         return cls(
             lexicon=dataset_lexicon(dataset),
-            hierarchy=dataset_hierarchy(dataset),
+            hierarchy=reorder(dataset_hierarchy(dataset), params.hierarchy_order),
             entity_windows=params.entity_windows,
             propositions=params.propositions,
             tiers=params.tiers,

@@ -4,6 +4,6 @@ Each module's ``@converter(name)`` decorator runs on import and adds the convert
 ``biochunk.datasets.convert.CONVERTERS``, where a registry entry's ``format:`` finds it.
 """
 
-from biochunk.datasets.formats import beir, bioasq, biomedrag, jats, squad
+from biochunk.datasets.formats import beir, bioasq, biomedrag, folder, jats, squad
 
-__all__ = ["beir", "bioasq", "biomedrag", "jats", "squad"]
+__all__ = ["beir", "bioasq", "biomedrag", "folder", "jats", "squad"]

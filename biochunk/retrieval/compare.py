@@ -1,0 +1,296 @@
+"""Every chunk method on one converted corpus: sizes, cut answers, retrieval with intervals.
+
+The comparison behind ``stages/compare.py`` and its report page. It walks the same
+path as the pipeline's stages: chunks from ``evaluation.chunking.run_methods`` (as
+``chunk_docs``), retrieval from ``experiment.run_retrievers`` over those same chunks (as
+``retrieve``), nDCG@10 per query with a bootstrap interval (``evaluation.retrieval``).
+
+Questions come from the corpus: a BEIR folder's queries and judgements (evaluated on its
+``test`` split, else its first split that is not ``train``), or extractive answers
+(``questions.jsonl``, SQuAD): each question's one relevant document is the one holding its
+answer. Without questions, only sizes are compared.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from biochunk.chunking import NO_CHUNKING
+from biochunk.chunking.sizing import make_counter
+from biochunk.corpus import Document
+from biochunk.evaluation import chunking as evaluation
+from biochunk.evaluation.retrieval import PRIMARY, primary_ci
+from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, read_table
+from biochunk.retrieval import collection, experiment
+from biochunk.retrieval.collection import Collection
+
+log = logging.getLogger(__name__)
+
+ANSWER_DEPTH = 3  # chunk hits kept per query: answer@1 and answer@3 read them
+
+
+@dataclass
+class Corpus:
+    coll: Collection  # docs (doc_id, text), queries, judgements
+    answers: pd.DataFrame | None  # ANSWERS rows, where the corpus has extractive answers
+    sections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # doc id -> sections (PDF pages)
+    eval_split: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def load(data: Path, task: str, max_documents: int | None = None) -> Corpus:
+    """The converted corpus in ``data`` (``datasets.local.convert_local``'s folder)."""
+    if task == "retrieval":
+        splits = sorted(set(read_table(data / "qrels.parquet", QRELS)["split"]))
+        evals = [s for s in splits if s != "train"]
+        eval_split = "test" if "test" in splits else (evals[0] if evals else "")
+        coll = collection.load(data, "retrieval", eval_split=eval_split)
+        notes = [] if eval_split else ["the only judgements are train judgements: nothing to evaluate retrieval on"]
+        if max_documents:
+            coll = _first_documents(
+                coll, max_documents, read_table(data / "corpus.parquet", CORPUS)["doc_id"].head(max_documents)
+            )
+        return Corpus(coll, None, {}, eval_split, notes)
+    docs = read_table(data / "documents.parquet", DOCUMENTS)
+    if max_documents:
+        docs = docs.head(max_documents)
+    answers = read_table(data / "answers.parquet", ANSWERS) if (data / "answers.parquet").exists() else None
+    if answers is not None:
+        answers = answers[answers["doc_id"].isin(set(docs["doc_id"]))].reset_index(drop=True)
+    qrels = {} if answers is None else {q: {d: 1} for q, d in zip(answers["question_id"], answers["doc_id"])}
+    queries = pd.DataFrame(
+        {"query_id": [] if answers is None else answers["question_id"], "text": [] if answers is None else answers["question"]}
+    ).assign(split="test")
+    coll = Collection(docs[["doc_id", "text"]].reset_index(drop=True), queries, qrels, {}, qrels)
+    sections = {d: list(s) for d, s in zip(docs["doc_id"], docs["sections"]) if len(s)}
+    return Corpus(coll, answers, sections, "test" if qrels else "", [])
+
+
+def _first_documents(coll: Collection, n: int, keep: pd.Series) -> Collection:
+    # A quick run on the first n documents: judgements of the others are dropped, and so are
+    # the queries left with none (they could only score 0).
+    keep_set = set(keep)
+    docs = coll.docs[coll.docs["doc_id"].isin(keep_set)].reset_index(drop=True)
+
+    def cut(qrels):
+        out = {q: {d: r for d, r in ds.items() if d in keep_set} for q, ds in qrels.items()}
+        return {q: ds for q, ds in out.items() if ds}
+
+    return dataclasses.replace(
+        coll, docs=docs, qrels=cut(coll.qrels), train_qrels=cut(coll.train_qrels), test_qrels=cut(coll.test_qrels)
+    )
+
+
+@dataclass
+class Comparison:
+    methods: list[str]
+    sizes: dict[str, dict[str, Any]]  # method -> evaluation.chunking.method_metrics
+    chunks: dict[str, pd.DataFrame]  # method -> CHUNKS table
+    retrieval: dict[str, dict[str, dict[str, float]]]  # retriever -> method -> metrics (+ ci)
+    ranking: list[dict[str, Any]]  # best first: method, retriever, nDCG@10, interval, cut answers
+    samples: list[dict[str, Any]]  # questions with the top chunk of the best and the worst method
+    notes: list[str]
+    runs: pd.DataFrame | None  # RUNS rows
+
+
+def run(
+    corpus: Corpus,
+    methods: Sequence[str],
+    chunk_params: Any,
+    rp: Any,
+    encoder: Any,
+    retrievers: Sequence[str] = experiment.RETRIEVERS,
+    n_samples: int = 3,
+    n_boot: int = 1000,
+) -> Comparison:
+    """Chunk with every method, measure sizes and cut answers, and retrieve where there are questions.
+
+    ``chunk_params(method)``: the chunk.* settings of a method (``RetrieveParams.chunk_params``),
+    ``rp``: RetrieveParams (BM25, dense search, fusion, cut-offs, seed).
+    """
+    coll, notes = corpus.coll, list(corpus.notes)
+    docs = [Document(str(d), str(t)) for d, t in zip(coll.docs["doc_id"], coll.docs["text"])]
+    runs = evaluation.run_methods(docs, chunk_params(methods[0]), methods, encoder)
+    chunks = {r.method: r.chunks for r in runs}
+    span_counter_of = make_counter("embedder", encoder).for_document
+    sizes = {r.method: evaluation.method_metrics(r, docs, span_counter_of, corpus.answers) for r in runs}
+    retrieval: dict[str, dict[str, dict[str, float]]] = {}
+    ranking: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
+    runs_df = None
+    if coll.train_qrels:
+        notes.append(
+            f"reranking skipped: compare does not train a reranker ({len(coll.train_qrels)} queries have train judgements; "
+            "the DVC pipeline's train_reranker stage uses them)"
+        )
+    else:
+        notes.append("reranking skipped: no training judgements (a BEIR qrels/train.tsv would provide them)")
+    if not coll.qrels:
+        notes.append("no questions: methods are compared by size only (add questions.jsonl, or use a BEIR folder with qrels)")
+        return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df)
+    bm25 = [NO_CHUNKING, *methods] if "bm25" in retrievers or "hybrid" in retrievers else []
+    dense = [NO_CHUNKING, *methods] if "dense" in retrievers or "hybrid" in retrievers else []
+    rp = dataclasses.replace(rp, bm25_methods=bm25, dense_methods=dense, ks=[k for k in rp.ks if k <= rp.depth])
+    res = experiment.run_retrievers(coll, rp, chunk_params, encoder, chunk_tables=chunks, keep_chunk_hits=ANSWER_DEPTH)
+    for (retriever, method), r in res.runs.items():
+        if retriever not in retrievers:
+            continue
+        m = dict(res.metrics[retriever][method])
+        m.update({k: v for k, v in primary_ci(r, coll.qrels, n_boot, rp.seed).items() if k != PRIMARY})
+        if corpus.answers is not None and (retriever, method) in res.chunk_hits:
+            m.update(answer_hits(res.chunk_hits[(retriever, method)], chunks.get(method), corpus.answers))
+        retrieval.setdefault(retriever, {})[method] = m
+    ranker = next(r for r in ("hybrid", "dense", "bm25") if r in retrieval)
+    for method, m in retrieval[ranker].items():
+        row = {"method": method, "retriever": ranker, PRIMARY: m[PRIMARY], "ci_low": m["ci_low"], "ci_high": m["ci_high"]}
+        row.update({f"{r}_{PRIMARY}": retrieval[r][method][PRIMARY] for r in retrieval})
+        row["recall@10"] = m.get("recall@10", float("nan"))
+        chunk_level = "dense" if "dense" in retrieval else "bm25"
+        row["answer@1"] = retrieval.get(chunk_level, {}).get(method, {}).get("answer@1", float("nan"))
+        if method in sizes:
+            row["chunks"] = sizes[method]["chunks"]
+            row["cut_answer_share"] = sizes[method].get("cut_answer_share", float("nan"))
+        else:
+            row["chunks"] = len(coll.docs)
+            row["cut_answer_share"] = 0.0 if corpus.answers is not None else float("nan")
+        ranking.append(row)
+    # Ties (common on a small corpus) are broken by the chunk-level answer share, then by name.
+    ranking.sort(key=lambda r: (-r[PRIMARY], -_or0(r["answer@1"]), r["method"]))
+    runs_df = experiment.runs_table(res, rp.save_depth)
+    ranked = [r["method"] for r in ranking if r["method"] != NO_CHUNKING]
+    hits_from = "dense" if ("dense", ranked[0]) in res.chunk_hits else "bm25"
+    samples = _samples(corpus, chunks, res, ranked[0], ranked[-1], hits_from, n_samples, rp.seed)
+    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df)
+
+
+def _or0(v: float) -> float:
+    return 0.0 if math.isnan(v) else v  # NaN (no answers) sorts as 0
+
+
+def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.DataFrame) -> dict[str, float]:
+    """Share of answered questions whose gold answer lies whole in the top 1 / top ``ANSWER_DEPTH`` chunks.
+
+    A chunk-level measure: document judgements cannot see an answer cut in two, this can.
+    ``chunks`` None: each document is one chunk (``none``), its id the document id.
+    """
+    span = (
+        {}
+        if chunks is None
+        else {c: (d, s, e) for c, d, s, e in chunks[["chunk_id", "doc_id", "start", "end"]].itertuples(index=False)}
+    )
+    found = {1: 0, ANSWER_DEPTH: 0}
+    for q, d, s, e in answers[["question_id", "doc_id", "start", "end"]].itertuples(index=False):
+        for k in found:
+            whole = [span.get(c, (c, 0, float("inf"))) for c, _ in hits.get(q, [])[:k]]
+            found[k] += any(cd == d and cs <= s and e <= ce for cd, cs, ce in whole)
+    n = len(answers)
+    return {f"answer@{k}": v / n if n else float("nan") for k, v in found.items()}
+
+
+def _samples(
+    corpus: Corpus,
+    chunks: dict[str, pd.DataFrame],
+    res: experiment.Results,
+    best: str,
+    worst: str,
+    retriever: str,
+    n: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    coll = corpus.coll
+    qids = experiment.sample(list(coll.qrels), n, seed)
+    question = dict(zip(coll.queries["query_id"], coll.queries["text"]))
+    answer = (
+        {}
+        if corpus.answers is None
+        else {
+            q: (d, s, e, t)
+            for q, d, s, e, t in corpus.answers[["question_id", "doc_id", "start", "end", "answer_text"]].itertuples(index=False)
+        }
+    )
+    out = []
+    for q in qids:
+        row: dict[str, Any] = {
+            "query_id": q,
+            "question": question.get(q, ""),
+            "relevant": sorted(coll.qrels[q]),
+            "retriever": retriever,
+        }
+        if q in answer:
+            row["answer"] = answer[q][3]
+        for label, method in (("best", best), ("worst", worst)):
+            row[label] = _top_chunk(
+                corpus,
+                chunks[method],
+                res.chunk_hits.get((retriever, method), {}).get(q, []),
+                method,
+                answer.get(q),
+                coll.qrels[q],
+            )
+        out.append(row)
+    return out
+
+
+def _top_chunk(
+    corpus: Corpus, chunks: pd.DataFrame, hits: list, method: str, answer: tuple | None, relevant: dict
+) -> dict[str, Any]:
+    if not hits:
+        return {"method": method, "text": "", "doc_id": "", "relevant": False}
+    c = chunks.loc[chunks["chunk_id"] == hits[0][0]].iloc[0]
+    out = {
+        "method": method,
+        "chunk_id": c["chunk_id"],
+        "doc_id": c["doc_id"],
+        "text": c["text"],
+        "start": int(c["start"]),
+        "end": int(c["end"]),
+        "score": float(hits[0][1]),
+        "relevant": c["doc_id"] in relevant,
+        "section": section_of(corpus.sections.get(c["doc_id"], []), int(c["start"])),
+        "mark": None,  # [start, end) of the answer inside the chunk text
+        "answer_whole": None,
+    }
+    if answer is not None and answer[0] == c["doc_id"]:
+        s, e = max(answer[1], out["start"]), min(answer[2], out["end"])
+        if s < e:
+            out["mark"] = [s - out["start"], e - out["start"]]
+        out["answer_whole"] = out["start"] <= answer[1] and answer[2] <= out["end"]
+    return out
+
+
+def section_of(sections: list[dict[str, Any]], start: int) -> str:
+    """The title of the last section opening at or before offset ``start`` (a PDF page: ``page <n>``), or ""."""
+    starts = [int(s["start"]) for s in sections]
+    i = bisect.bisect_right(starts, start) - 1
+    return str(sections[i]["title"]) if i >= 0 else ""
+
+
+def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, Any]:
+    """The comparison as one JSON-able dict (metrics.json)."""
+    return json.loads(
+        json.dumps(
+            {
+                "corpus": {
+                    **info,
+                    "documents": len(corpus.coll.docs),
+                    "questions": len(corpus.coll.qrels),
+                    "eval_split": corpus.eval_split,
+                },
+                "sizes": c.sizes,
+                "retrieval": c.retrieval,
+                "ranking": c.ranking,
+                "notes": c.notes,
+            },
+            default=lambda o: o.item() if hasattr(o, "item") else str(o),
+        )
+    )

@@ -1,0 +1,226 @@
+"""Your own corpus (issue 15): a local folder, BEIR folder or SQuAD file -> the registry datasets'
+Parquet schemas; PDF pages and HTML blocks kept with offsets; bad input stops with one line
+and writes nothing; the one comparison command end to end on the shipped example."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from biochunk.datasets.formats.folder import PAGE_TITLE
+from biochunk.datasets.local import convert_local, detect_kind
+from biochunk.errors import UserError
+from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, QUERIES
+from biochunk.retrieval.compare import answer_hits, load, section_of
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "docs" / "example-corpus"
+
+
+def write_pdf(path: Path, pages: list[str], title: str = "") -> None:
+    from fpdf import FPDF  # a dev requirement: the test writes its PDFs, none are committed
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    if title:
+        pdf.set_title(title)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(path))
+
+
+def schema_of(path: Path):
+    return pq.read_schema(path).remove_metadata()
+
+
+def test_folder_of_text_markdown_html_jsonl(tmp_path):
+    (tmp_path / "a.txt").write_text("Title line\n\nFirst paragraph here.\n\nSecond one.\n")
+    (tmp_path / "b.md").write_text("# Intro\n\nSome text.\n\n## Methods\n\nMore text.\n")
+    (tmp_path / "c.html").write_text(
+        "<html><head><title>Page</title><script>var hidden = 1;</script></head><body><nav>Menu</nav>"
+        "<h1>Heading</h1><p>Para <b>one</b>.</p><ul><li>item</li></ul></body></html>"
+    )
+    (tmp_path / "d.jsonl").write_text('{"id": "j1", "title": "T", "text": "JSON lines document."}\n')
+    info = convert_local(tmp_path, tmp_path / "out", name="mine")
+    assert info["kind"] == "folder" and info["task"] == "documents"
+    assert schema_of(tmp_path / "out" / "documents.parquet").equals(DOCUMENTS)
+    docs = pd.read_parquet(tmp_path / "out" / "documents.parquet").set_index("doc_id")
+    assert sorted(docs.index) == ["a.txt", "b.md", "c.html", "j1"]
+    html = docs.loc["c.html"]
+    assert html["title"] == "Page" and html["text"] == "Heading\n\nPara one .\n\nitem"
+    assert "hidden" not in html["text"] and "Menu" not in html["text"]
+    md = docs.loc["b.md"]
+    assert [s["title"] for s in md["sections"]] == ["Intro", "Methods"]
+    for _, d in docs.iterrows():  # every paragraph and section is a span of the text
+        for p in d["paragraphs"]:
+            assert d["text"][p["start"] : p["end"]].strip() == d["text"][p["start"] : p["end"]] != ""
+
+
+def test_pdf_pages_are_sections_and_chunks_find_their_page(tmp_path):
+    write_pdf(tmp_path / "guide.pdf", ["Page one talks about fever.", "", "Page three talks about asthma."], title="Guide")
+    convert_local(tmp_path, tmp_path / "out")
+    doc = pd.read_parquet(tmp_path / "out" / "documents.parquet").iloc[0]
+    assert doc["doc_id"] == "guide.pdf" and doc["title"] == "Guide"
+    pages = list(doc["sections"])
+    assert [p["title"] for p in pages] == [PAGE_TITLE.format(1), PAGE_TITLE.format(3)]  # the blank page keeps its number
+    assert doc["text"][pages[1]["start"] : pages[1]["end"]] == "Page three talks about asthma."
+    asthma = doc["text"].index("asthma")
+    assert section_of(pages, asthma) == "page 3" and section_of(pages, 0) == "page 1"
+
+
+def test_beir_folder_uses_the_beir_converter(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "A", "text": "alpha"}\n{"_id": "d2", "title": "", "text": "beta"}\n'
+    )
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha?"}\n{"_id": "q2", "text": "beta?"}\n')
+    (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    assert detect_kind(tmp_path) == "beir"
+    info = convert_local(tmp_path, tmp_path / "out")
+    assert info["task"] == "retrieval"
+    for name, schema in (("corpus", CORPUS), ("queries", QUERIES), ("qrels", QRELS)):
+        assert schema_of(tmp_path / "out" / f"{name}.parquet").equals(schema)
+    corpus = load(tmp_path / "out", "retrieval")
+    assert corpus.eval_split == "dev"  # no test split: the first one that is not train
+    assert corpus.coll.qrels == {"q1": {"d1": 1}, "q2": {"d2": 1}} and not corpus.coll.train_qrels
+    first = load(tmp_path / "out", "retrieval", max_documents=1)  # q2's only judged document is cut off
+    assert list(first.coll.docs["doc_id"]) == ["d1"] and first.coll.qrels == {"q1": {"d1": 1}}
+
+
+def test_squad_file_uses_the_squad_converter(tmp_path):
+    squad = {"data": [{"paragraphs": [{"document_id": 7, "context": "Aspirin thins blood.", "qas": [
+        {"id": "x", "question": "What thins blood?", "answers": [{"text": "Aspirin", "answer_start": 0}]}]}]}]}  # fmt: skip
+    (tmp_path / "qa.json").write_text(json.dumps(squad))
+    convert_local(tmp_path / "qa.json", tmp_path / "out")
+    assert schema_of(tmp_path / "out" / "answers.parquet").equals(ANSWERS)
+    corpus = load(tmp_path / "out", "documents")
+    assert corpus.coll.qrels == {"x": {"7": 1}} and len(corpus.answers) == 1
+
+
+def test_questions_file_gives_answers_and_answer_hits(tmp_path):
+    (tmp_path / "a.txt").write_text("The spacer is washed once a month in warm water.")
+    (tmp_path / "questions.jsonl").write_text(
+        '{"id": "q", "question": "How often?", "doc_id": "a.txt", "answer": "once a month"}\n'
+    )
+    convert_local(tmp_path, tmp_path / "out")
+    corpus = load(tmp_path / "out", "documents")
+    a = corpus.answers.iloc[0]
+    assert (a["start"], a["end"]) == (21, 33)
+    chunks = pd.DataFrame({"chunk_id": ["c1", "c2"], "doc_id": ["a.txt"] * 2, "start": [0, 27], "end": [27, 49]})
+    assert answer_hits({"q": [("c1", 1.0), ("c2", 0.5)]}, chunks, corpus.answers) == {
+        "answer@1": 0.0,
+        "answer@3": 0.0,
+    }  # cut in two
+    assert answer_hits({"q": [("a.txt", 1.0)]}, None, corpus.answers)["answer@1"] == 1.0  # whole documents
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("compare_stage", ROOT / "stages" / "compare.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _bad_folder(kind: str, tmp: Path) -> Path:
+    folder = tmp / "corpus"
+    folder.mkdir()
+    if kind == "empty":
+        (folder / "notes.docx").write_bytes(b"not a format we read")
+    elif kind == "bad-pdf":
+        (folder / "ok.txt").write_text("A readable note.")
+        (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n this is not really a PDF \x00\x01")
+    elif kind == "unknown-doc":
+        (folder / "a.txt").write_text("Some text with an answer.")
+        (folder / "questions.jsonl").write_text(
+            '{"id": "q1", "question": "Where?", "doc_id": "missing.pdf", "answer": "answer"}\n'
+        )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "kind,expected",
+    [
+        ("empty", "no documents found"),
+        ("bad-pdf", "broken.pdf: not a readable PDF (PdfStreamError: Stream has ended unexpectedly); export it again"),
+        ("unknown-doc", "names document 'missing.pdf', which is not in the folder"),
+    ],
+)
+def test_bad_input_one_line_and_no_output(kind, expected, tmp_path, monkeypatch, capsys, caplog):
+    folder = _bad_folder(kind, tmp_path)
+    out = tmp_path / "report"
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", ["compare.py", "--corpus", str(folder), "--out", str(out), "--methods", "fixed"])
+    with pytest.raises(SystemExit) as e:
+        from biochunk import cli
+
+        cli.run(_script().main)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0], err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["corpus"]
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("pypdf")]  # no "EOF marker not found" line
+
+
+def test_bad_input_errors_name_the_fix(tmp_path):
+    with pytest.raises(UserError, match="put documents there"):
+        convert_local(_bad_folder("empty", tmp_path), tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
+    """The one command on the shipped example plus a generated PDF: report, metrics, chunks."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for f in EXAMPLE.iterdir():
+        (corpus / f.name).write_bytes(f.read_bytes())
+    write_pdf(
+        corpus / "iron.pdf", ["Iron deficiency is the commonest cause of anaemia.", "Oral iron is taken on alternate days."]
+    )
+    with (corpus / "questions.jsonl").open("a") as f:
+        f.write(
+            '{"id": "p1", "question": "How is oral iron taken?", "doc_id": "iron.pdf", "answer": "Oral iron is taken on alternate days"}\n'
+        )
+    out = tmp_path / "report"
+    monkeypatch.chdir(ROOT)
+    argv = [
+        "x",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--methods",
+        "fixed",
+        "recursive",
+        "--samples",
+        "2",
+        "--bootstrap",
+        "100",
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    _script().main()
+    page = (out / "report.html").read_text()
+    assert "<mark>" in page and "data:image/png;base64," in page and "http" not in page.split("<body>", 1)[1]
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["corpus"]["documents"] == 4 and m["corpus"]["questions"] == 11
+    assert {r["method"] for r in m["ranking"]} == {"none", "fixed", "recursive"}
+    assert all(r["ci_low"] <= r["ndcg@10"] <= r["ci_high"] for r in m["ranking"])
+    chunks = pd.read_parquet(out / "chunks.parquet")
+    assert set(chunks["method"]) == {"fixed", "recursive"} and (out / "runs.parquet").exists()
+
+
+def test_answer_across_a_line_break_is_found_and_counted(tmp_path):
+    (tmp_path / "a.txt").write_text("Wash the spacer once a\nmonth in warm water.")
+    (tmp_path / "questions.jsonl").write_text(
+        '{"id": "q", "question": "How often?", "doc_id": "a.txt", "answer": "once a month"}\n'
+    )
+    info = convert_local(tmp_path, tmp_path / "out")
+    a = pd.read_parquet(tmp_path / "out" / "answers.parquet").iloc[0]
+    assert a["answer_text"] == "once a\nmonth" and (a["start"], a["end"]) == (16, 28)
+    assert info["rows_repaired"] == {"answers": {"answer found with other whitespace between its words": 1}}
