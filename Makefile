@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare paper-biomedrag
+.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -106,70 +106,60 @@ COMPARE_ARGS ?=
 compare: install
 	$(BIN)/python stages/compare.py --corpus "$(CORPUS)" $(if $(OUT),--out "$(OUT)") $(COMPARE_ARGS)
 
-# The BioMedRAG configurable-semantic-chunking paper (issue 14): its ablations end to end, one DVC
-# experiment per rung (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy
-# orderings at retrieval level, then docs/results/biomedrag.md. ~25 min per GM-CIHT rung on 2 CPU
-# cores; SENTENCES / ADE_SENTENCES scale to the full test sets (465 / 500) on a GPU. MIRROR=null: public URLs.
-SENTENCES ?= 150
-ADE_SENTENCES ?= 100
+# The five papers' experiments (issue 14), one command each; every command writes its tables
+# into docs/results/<paper>.md (paper vs this project vs direction, biochunk/evaluation/papers.py).
+# Sizes default to what two CPU cores finish; the *_ARGS / SENTENCES knobs scale them to the full
+# test sets on a GPU (README, docs/results/README.md). A dataset missing under data/interim is
+# downloaded from MIRROR (MIRROR=null: the public URLs) and converted first, by one rule.
 MIRROR ?= ../shared/datasets
-HIER_RUNGS := "+hierarchy (hybrid)" "hybrid, flat hierarchy" "hybrid, inverted hierarchy"
-data/interim/%/test.parquet:
-	mkdir -p build && sed 's|^  mirror: null |  mirror: $(MIRROR) |' params.yaml > build/params-mirror.yaml
+data/interim/%/report.json:
+	mkdir -p build && sed 's|^  mirror: .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml
 	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
 	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml
+
+# BioMedRAG / configurable semantic chunking: the ablations end to end, one DVC experiment per rung
+# (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy orderings at retrieval
+# level, ADE fixed vs hybrid. ~25 min per GM-CIHT rung on 2 CPU cores; SENTENCES / ADE_SENTENCES
+# scale to the full test sets (465 / 500) on a GPU.
+SENTENCES ?= 150
+ADE_SENTENCES ?= 100
+HIER_RUNGS := "+hierarchy (hybrid)" "hybrid, flat hierarchy" "hybrid, inverted hierarchy"
 paper-biomedrag: install
 	MIRROR=$(MIRROR) ADE_INPUTS=$(ADE_SENTENCES) PATH="$(abspath $(BIN)):$$PATH" scripts/selection_ladder.sh gm-ciht $(SENTENCES) paper
-	$(MAKE) data/interim/gm-ciht/test.parquet data/interim/ade/test.parquet
+	$(MAKE) data/interim/gm-ciht/report.json data/interim/ade/report.json
 	[ -f build/ladder/gm-ciht-hierarchy/per-sentence.json ] || $(BIN)/python benchmarks/ablation_retrieval.py \
 		--data data/interim/gm-ciht --dataset gm-ciht --k 2 --rungs $(HIER_RUNGS) --out build/ladder/gm-ciht-hierarchy/ablation.json \
 		--per-sentence build/ladder/gm-ciht-hierarchy/per-sentence.json --plot build/ladder/gm-ciht-hierarchy/ablation.png
 	$(BIN)/python benchmarks/papers/biomedrag.py --data data/interim --ladder build/ladder
 
-# paper-structural: Structural chunking's chunk-level evaluation on SciFact -> docs/results/structural.md
-# (converts SciFact from $(MIRROR) when data/interim/scifact is missing; MIRROR=null: the public URLs).
-MIRROR ?= ../shared/datasets
-STRUCTURAL_ARGS ?=
-.PHONY: paper-structural
-paper-structural: install
-	@if [ ! -f data/interim/scifact/corpus.parquet ]; then \
-		mkdir -p build && sed 's|^  mirror: .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
-		$(BIN)/python stages/download.py --dataset scifact --out data/raw/scifact --params build/params-mirror.yaml && \
-		$(BIN)/python stages/convert.py --dataset scifact --raw data/raw/scifact --out data/interim/scifact --params build/params-mirror.yaml; \
-	fi
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/structural.py --data data/interim/scifact $(STRUCTURAL_ARGS)
+# Chunking for clinical decision support: retrieval P / R / F1 @ 5 per chunk setting on every
+# COVID-QA question, dense and BM25 (k1 1.2, b 0.75).
+CLINICAL_ARGS ?=
+paper-clinical: install data/interim/covidqa/report.json
+	$(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)
 
-# semchunk's retrieval comparison (docs/results/semchunk.md): the peers of requirements-bench.txt and our
-# chunkers at 256 MiniLM tokens, top-1 dense retrieval on COVID-QA and BioASQ, each converted from MIRROR
-# first when missing (MIRROR=null: the public URLs). The *_ARGS size the runs (e.g. --max-docs 30).
-MIRROR ?= ../shared/datasets
+# semchunk: the peers of requirements-bench.txt and our chunkers at 256 MiniLM tokens, top-1 dense
+# retrieval on COVID-QA and BioASQ (e.g. PAPER_SEMCHUNK_ARGS=--max-docs 30 for a quick run).
 PAPER_SEMCHUNK_ARGS ?=
 PAPER_SEMCHUNK_BIOASQ_ARGS ?= --max-questions 300
-.PHONY: paper-semchunk
-paper-semchunk: install
+paper-semchunk: install data/interim/covidqa/report.json data/interim/bioasq/report.json
 	$(BIN)/pip install -q -r requirements-bench.txt
-	for ds in covidqa bioasq; do \
-		test -f data/interim/$$ds/report.json && continue; \
-		mkdir -p build && sed 's|^\(  mirror:\) null|\1 $(MIRROR)|' params.yaml > build/params-mirror.yaml && \
-		$(BIN)/python stages/download.py --dataset $$ds --out data/raw/$$ds --params build/params-mirror.yaml && \
-		$(BIN)/python stages/convert.py --dataset $$ds --raw data/raw/$$ds --out data/interim/$$ds --params build/params-mirror.yaml \
-		|| exit 1; \
-	done
 	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset covidqa \
 		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
 	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset bioasq \
 		--command "make paper-semchunk PAPER_SEMCHUNK_BIOASQ_ARGS='$(PAPER_SEMCHUNK_BIOASQ_ARGS)'" $(PAPER_SEMCHUNK_BIOASQ_ARGS)
 
-# Issue 14, the clinical decision-support chunking study on COVID-QA (docs/results/clinical.md):
-# retrieval P / R / F1 @ 5 per chunk setting, dense and BM25. COVID-QA is downloaded (from
-# MIRROR; MIRROR=null: the public URLs) and converted first when data/interim/covidqa is missing.
-MIRROR ?= ../shared/datasets
-CLINICAL_ARGS ?=
-.PHONY: paper-clinical
-paper-clinical: data/interim/covidqa/documents.parquet
-	$(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)
+# Context reshaping for BioASQ: Tables 1, 2, 5, ICL and the t-test.
+# GPU: PAPER_BIOASQ_ARGS="--max-questions 0 --set generate.model=<hub id>".
+PAPER_BIOASQ_ARGS ?= --max-questions 40 --context-words 300 --icl-examples 3
+paper-bioasq: install data/interim/bioasq/report.json
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/bioasq.py \
+		--data data/interim/bioasq --mirror $(MIRROR) $(PAPER_BIOASQ_ARGS)
 
-data/interim/%/documents.parquet:
-	mkdir -p build && sed 's|^  mirror: null .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml
-	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
-	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml
+# Structural chunking: chunk-level P / R / F1 / AP on SciFact, the authors' and the project's forms
+# (e.g. STRUCTURAL_ARGS=--max-documents 1000: the pool the committed table used).
+STRUCTURAL_ARGS ?=
+paper-structural: install data/interim/scifact/report.json
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/structural.py --data data/interim/scifact $(STRUCTURAL_ARGS)
+
+papers: paper-clinical paper-semchunk paper-structural paper-bioasq paper-biomedrag

@@ -43,6 +43,7 @@ from biochunk.generation.model import QUANTIZE
 from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
 from biochunk.retrieval.fusion import AGGREGATIONS
 from biochunk.retrieval.rank import QUERIES
+from biochunk.retrieval.reshape import RANKS
 
 T = TypeVar("T")
 
@@ -403,6 +404,7 @@ class QAParams:
     max_questions: int | None = 100  # questions answered (a seeded sample; null: all)
     example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
     n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
+    examples_by_type: bool = False  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
     max_new_tokens: int = 48
     # What the model reads, one arm each: retrieved (one arm per chunk method of `methods`),
     # reshaped (reshape.*), gold (the gold passages), none (no context).
@@ -447,12 +449,49 @@ class ReshapeParams:
     threshold: float = 0.6  # community detection: cosine to a community's centre
     keep: int = 4  # TextRank sentences kept per community (paper: 4, 10, 15)
     top_m: int = 5  # communities kept, best first (paper: 5, 10)
+    # Community order before the top_m cut: cosine (to the question) | crossencoder (reranker
+    # below) | none (discovery order, largest first: the paper's "unranked topics").
+    rank: str = "cosine"
+    # rank crossencoder: minilm = the offline MiniLM with a fresh seeded head (untrained, a weak
+    # ranker); or a train_reranker output folder or a hub cross-encoder id.
+    reranker: str = "minilm"
+    # Named settings, each one arm `reshaped:<name>` of qa.contexts (replaces the one `reshaped`
+    # arm): a name and any of VARIANT_KEYS, the rest from this section. QA only.
+    variants: list[dict[str, Any]] = field(default_factory=list)
+
+    VARIANT_KEYS = ("passages", "threshold", "keep", "top_m", "rank", "reranker")
 
     def validate(self, s: str) -> None:
         _between(f"{s}.passages", self.passages, 1, 1000)
         _between(f"{s}.threshold", self.threshold, 0.0, 1.0)
         _between(f"{s}.keep", self.keep, 1, None)
         _between(f"{s}.top_m", self.top_m, 1, None)
+        _one_of(f"{s}.rank", self.rank, RANKS)
+        _model_name(f"{s}.reranker", self.reranker)
+        names = []
+        for i, v in enumerate(self.variants):
+            key = f"{s}.variants[{i}]"
+            name = v.get("name")
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+                raise UserError(f"{key}.name must be a short name (letters, digits, . _ -), got {name!r}")
+            unknown = sorted(set(v) - {"name", *self.VARIANT_KEYS})
+            if unknown:
+                raise UserError(f"{key}.{unknown[0]}: not a variant key; allowed: name, {', '.join(self.VARIANT_KEYS)}")
+            self._variant(v, key)
+            names.append(name)
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise UserError(f"{s}.variants names {', '.join(repeated)} more than once")
+
+    def expand(self) -> list[tuple[str, ReshapeParams]]:
+        """(arm, settings) of every reshaped arm: ``reshaped`` itself, or one per variant."""
+        if not self.variants:
+            return [("reshaped", self)]
+        return [(f"reshaped:{v['name']}", self._variant(v, f"reshape.variants[{i}]")) for i, v in enumerate(self.variants)]
+
+    def _variant(self, v: dict[str, Any], key: str) -> ReshapeParams:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variants"}
+        return parse(ReshapeParams, {**values, **{k: x for k, x in v.items() if k != "name"}}, key)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from biochunk import cli, models, params
 from biochunk.generation import generator
 from biochunk.generation.contexts import context_texts
 from biochunk.generation.model import load_causal_lm
-from biochunk.generation.qa import SYSTEM_QA, Turn, parse_answer, parse_yesno, prompt_parts, qa_user
+from biochunk.generation.qa import SYSTEM_QA, Turn, example_turns, parse_answer, parse_yesno, prompt_parts, qa_user
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table, write_json, write_table
 
 log = logging.getLogger("generate_qa")
@@ -41,43 +41,45 @@ def main() -> None:
 
     rows, report = [], {"methods": {}}
     # The arms qa_context built (qa.contexts); "none" has no context rows, so it is named there.
+    # qa.examples_by_type: each question type (yesno, factoid, ...) gets its own examples, so
+    # its own shared prefix; otherwise one group of every answered question.
+    groups = [g for _, g in answered.groupby("type", sort=True)] if qp.examples_by_type else [answered]
     for method in read_json(args.qa / "report.json")["arms"]:
-        # An example shows the prompt shape of its arm: with its own context, or none.
-        examples = [
-            Turn(qa_user(q, texts.get((i, method), "")), refs[0].strip())
-            for i, q, refs in zip(pool["id"], pool["question"], pool["references"])
-            if method == "none" or (i, method) in texts
-        ][: qp.n_examples]
-        contexts = [texts.get((i, method), "") for i in answered["id"]]
-        parts = [
-            prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, c)))
-            for q, c in zip(answered["question"], contexts)
-        ]
-        prefix = parts[0][0] if parts else ""
-        t0 = time.perf_counter()
-        raw = generator.generate(lm, prefix, [s for _, s in parts], qp.max_new_tokens, gp.gen_batch_size)
-        seconds = time.perf_counter() - t0
-        for qid, context, (a, b), text in zip(answered["id"], contexts, parts, raw):
-            rows.append(
-                {
-                    "question_id": qid,
-                    "method": method,
-                    "context": context,
-                    "prompt": a + b,
-                    "raw_output": text,
-                    "answer": parse_answer(text),
-                    "yesno": parse_yesno(text),
-                }
-            )
-        n_tokens = sum(len(lm.tokenizer(t, add_special_tokens=False).input_ids) for t in raw)
+        seconds, n_tokens, n_answers, n_examples, empty = 0.0, 0, 0, [], 0
+        for group in groups:
+            examples = example_turns(pool, texts, method, qp.n_examples, group["type"] if qp.examples_by_type else None)
+            contexts = [texts.get((i, method), "") for i in group["id"]]
+            parts = [
+                prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, c))) for q, c in zip(group["question"], contexts)
+            ]
+            prefix = parts[0][0] if parts else ""
+            t0 = time.perf_counter()
+            raw = generator.generate(lm, prefix, [s for _, s in parts], qp.max_new_tokens, gp.gen_batch_size)
+            seconds += time.perf_counter() - t0
+            for qid, context, (a, b), text in zip(group["id"], contexts, parts, raw):
+                rows.append(
+                    {
+                        "question_id": qid,
+                        "method": method,
+                        "context": context,
+                        "prompt": a + b,
+                        "raw_output": text,
+                        "answer": parse_answer(text),
+                        "yesno": parse_yesno(text),
+                    }
+                )
+            n_tokens += sum(len(lm.tokenizer(t, add_special_tokens=False).input_ids) for t in raw)
+            n_answers += len(raw)
+            n_examples.append(len(examples))
+            empty += sum(not parse_answer(t) for t in raw)
         report["methods"][method] = {
-            "examples": len(examples), "answers": len(raw), "empty_answers": sum(not parse_answer(t) for t in raw),
+            "examples": min(n_examples, default=0), "answers": n_answers, "empty_answers": empty,
             "seconds": seconds, "generated_tokens_per_s": n_tokens / seconds if seconds else 0.0,
         }  # fmt: skip
         log.info(
             "%s: %d answers in %.0f s (%.1f generated tokens/s)",
             method,
-            len(raw),
+            n_answers,
             seconds,
             report["methods"][method]["generated_tokens_per_s"],
         )

@@ -39,11 +39,16 @@ def main() -> None:
     rs = params.section("reshape", args.params)
     unit = params.section("corpus", args.params)
     methods = qp.methods if "retrieved" in qp.contexts else []
-    models.require([(ep.model, "embed.model"), *(u for m in methods for u in models_used(cp, ep.model, m))])
+    rankers = (
+        [(v.reranker, "reshape.reranker") for _, v in rs.expand() if v.rank == "crossencoder"]
+        if "reshaped" in qp.contexts
+        else []
+    )
+    models.require([(ep.model, "embed.model"), *(u for m in methods for u in models_used(cp, ep.model, m)), *rankers])
 
     data = qa_data.load(args.dataset, args.data, qp.seed, unit.bioasq_unit)
     source = qa_data.example_split(data.items, qp.example_split)
-    questions = qa_data.sample(data.items, source, qp.max_questions, qp.n_examples, qp.seed)
+    questions = qa_data.sample(data.items, source, qp.max_questions, qp.n_examples, qp.seed, qp.examples_by_type)
     corpus = data.corpus
     if qp.corpus == "sampled":
         wanted = {d for ds in questions["doc_ids"] for d in ds}
@@ -83,7 +88,7 @@ def main() -> None:
         },
         "items_dropped": data.dropped,
         "corpus": {"mode": qp.corpus, "documents": len(corpus), **({"bioasq_unit": unit.bioasq_unit} if args.dataset == "bioasq" else {})},
-        "arms": contexts.arms(qp.contexts, qp.methods),
+        "arms": contexts.arms(qp.contexts, qp.methods, [a for a, _ in rs.expand()]),
         "chunks": chunks.groupby("method").size().to_dict(),
         "retriever": qp.retriever,
         "gold_document_hits": hits.to_dict(orient="index"),

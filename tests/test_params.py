@@ -26,6 +26,11 @@ def test_repository_params_are_valid():
         ("rank", {"top_k": 0}, "rank.top_k must be in [1, 1000], got 0"),
         ("generate", {"quantize": "int8"}, "generate.quantize: unknown value 'int8'"),
         ("generate", {"train_steps": True}, "generate.train_steps must be an integer"),
+        ("reshape", {"rank": "bm25"}, "reshape.rank: unknown value 'bm25'; allowed: cosine, crossencoder, none"),
+        ("reshape", {"variants": [{"keep": 4}]}, "reshape.variants[0].name must be a short name"),
+        ("reshape", {"variants": [{"name": "a", "kep": 4}]}, "reshape.variants[0].kep: not a variant key"),
+        ("reshape", {"variants": [{"name": "a", "keep": 0}]}, "reshape.variants[0].keep must be in [1"),
+        ("reshape", {"variants": [{"name": "a"}, {"name": "a", "keep": 2}]}, "reshape.variants names a more than once"),
     ],
 )
 def test_bad_params_name_the_key(section, raw, needle):

@@ -416,3 +416,34 @@ def test_every_param_that_dvc_yaml_lists_exists_in_params_yaml():
     for name in ("qa_context", "generate_qa", "evaluate_qa"):
         assert stages[name]["foreach"] == "${data.qa}"
     assert stages["classify"]["foreach"] == "${data.classification}"
+
+
+def test_examples_by_type_gives_every_question_type_its_own_candidates():
+    items = _items()
+    items.loc[2, "type"] = "yesno"  # one yes/no example candidate among three factoid-heavy 7B1 items
+    items = pd.concat([items, items.iloc[:2].assign(id=["q8", "q9"])], ignore_index=True)  # more factoid candidates
+    plain = qa_data.sample(items, "7B1", max_questions=3, n_examples=1, seed=0)
+    typed = qa_data.sample(items, "7B1", max_questions=3, n_examples=1, seed=0, by_type=True)
+    ex_plain, ex_typed = plain[plain["role"] == "example"], typed[typed["role"] == "example"]
+    assert len(ex_plain) == 3 and len(ex_typed) == 4  # 3 factoid spares + the yes/no one
+    assert set(ex_typed["type"]) == {"factoid", "yesno"}
+    # The answered questions do not depend on how examples are chosen (arms stay paired).
+    assert list(plain.loc[plain["role"] == "answer", "id"]) == list(typed.loc[typed["role"] == "answer", "id"])
+
+
+def test_example_turns_match_the_question_type_when_asked():
+    from biochunk.generation.qa import example_turns
+
+    pool = pd.DataFrame(
+        {
+            "id": ["e1", "e2", "e3"],
+            "type": ["factoid", "yesno", "yesno"],
+            "question": ["Which gene?", "Is it safe?", "Does it work?"],
+            "references": [["BRCA1"], ["Yes"], ["No"]],
+        }
+    )
+    texts = {("e1", "arm"): "ctx 1", ("e3", "arm"): "ctx 3"}
+    assert [t.answer for t in example_turns(pool, texts, "arm", 3)] == ["BRCA1", "No"]  # e2 has no context: skipped
+    assert [t.answer for t in example_turns(pool, texts, "arm", 3, ["yesno"])] == ["No"]
+    assert [t.answer for t in example_turns(pool, {}, "none", 2, ["yesno"])] == ["Yes", "No"]
+    assert "ctx 3" in example_turns(pool, texts, "arm", 1, ["yesno"])[0].user

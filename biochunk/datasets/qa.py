@@ -181,19 +181,28 @@ def _split_key(s: str) -> tuple:
     return (0, int(head), int(tail)) if head.isdigit() and tail.isdigit() else (1, s)
 
 
-def sample(items: pd.DataFrame, examples_from: str, max_questions: int | None, n_examples: int, seed: int) -> pd.DataFrame:
+def sample(
+    items: pd.DataFrame, examples_from: str, max_questions: int | None, n_examples: int, seed: int, by_type: bool = False
+) -> pd.DataFrame:
     """Answered questions (a seeded sample of the other splits) plus the example pool.
 
     Adds ``role``: ``answer`` or ``example``. Example candidates are drawn from
     ``examples_from`` only, so no answered question sees its own split in its prompt.
+    ``by_type``: candidates for ``n_examples`` examples of every question type (BioASQ:
+    yesno, factoid, list, summary), so each question can be shown examples of its own type.
     """
     pool = items[items["split"] == examples_from]
     rest = items[items["split"] != examples_from]
     if max_questions is not None and len(rest) > max_questions:
         rest = rest.sample(n=max_questions, random_state=seed)
+    groups = [g for _, g in pool.groupby("type", sort=True)] if by_type else [pool]
+    ex = pd.concat([_examples(g, n_examples, seed) for g in groups]) if groups else pool.head(0)
+    return pd.concat([rest.assign(role="answer"), ex.assign(role="example")], ignore_index=True)
+
+
+def _examples(pool: pd.DataFrame, n_examples: int, seed: int) -> pd.DataFrame:
     # Examples teach the answer length: prefer references of at most EXAMPLE_MAX_WORDS words.
     short = pool[pool["references"].map(lambda r: len(r[0].split()) <= EXAMPLE_MAX_WORDS)]
     pool = short if len(short) >= n_examples else pool
     # A few spare candidates: the prompt builder skips examples without retrieved context.
-    ex = pool.sample(n=min(len(pool), max(n_examples * 3, n_examples)), random_state=seed) if n_examples else pool.head(0)
-    return pd.concat([rest.assign(role="answer"), ex.assign(role="example")], ignore_index=True)
+    return pool.sample(n=min(len(pool), max(n_examples * 3, n_examples)), random_state=seed) if n_examples else pool.head(0)

@@ -6,8 +6,10 @@
 - ``reshaped``: context reshaping (``retrieval.reshape``) over the question's top
   ``reshape.passages`` whole documents by the same dense search; each kept community is
   one context chunk, its sentences' exact spans in ``metadata.spans``; communities are
-  ranked by cosine to the question (the retrieval branch's trained reranker is not a
-  dependency of the QA branch).
+  ordered by ``reshape.rank`` (cosine to the question, the project's cross-encoder
+  ``reshape.reranker``, or none: discovery order). ``reshape.variants`` turns the one arm
+  into one arm ``reshaped:<name>`` per named setting, all from the same search and the
+  same sentence embeddings.
 - ``gold``: the sentences around the question's gold spans (BioASQ: its snippets; COVID-QA:
   its answer), an upper bound on what retrieval can give.
 - ``none``: no context; the arm has no rows and the model answers from the question alone.
@@ -34,7 +36,8 @@ from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
 from biochunk.retrieval.dense import embed_search
 from biochunk.retrieval.experiment import dense_score
-from biochunk.retrieval.reshape import reshape
+from biochunk.retrieval.reshape import ClusterScorer, reshape
+from biochunk.scoring import crossencoder
 from biochunk.text.segment import sentence_spans
 
 log = logging.getLogger(__name__)
@@ -137,33 +140,71 @@ def sentence_cover(text: str, start: int, end: int) -> tuple[int, int]:
 
 def reshaped_contexts(
     corpus: pd.DataFrame, questions: pd.DataFrame, encoder: Any, rs: Any
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
-    """The ``reshaped`` arm (``rs``: ReshapeParams): each question's top ``rs.passages`` whole
-    documents by dense search, reshaped; one chunk per kept community, best first."""
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """The reshaped arms (``rs``: ReshapeParams, one arm per ``rs.expand()``): each question's
+    top ``passages`` whole documents by dense search, reshaped; one chunk per kept community,
+    best first."""
+    variants = rs.expand()
     docs = corpus.assign(doc_id=corpus["doc_id"].astype(str), metadata="{}").reset_index(drop=True)
     # Questions share most of their top documents: each sentence (and community) is embedded once.
     encoder = MemoEncoder(encoder)
     q_vecs = encoder.encode(list(questions["question"]))
-    _, ids = embed_search(encoder, docs, q_vecs, rs.passages)
-    score = dense_score(encoder)
-    chunks, found, n_groups = [], [], []
-    for qid, question, row in tqdm(zip(questions["id"], questions["question"], ids), total=len(ids), desc="reshaping", mininterval=10):
-        passages = [(docs.at[j, "doc_id"], str(docs.at[j, "text"])) for j in row if j >= 0]
-        ctx = reshape(str(question), passages, encoder.encode, score, rs.threshold, rs.keep, rs.top_m)
-        n_groups.append(ctx.n_clusters)
-        for n, group in enumerate(ctx.groups, 1):
-            cid = f"reshaped:{qid}:{n}"
-            first = group[0]
-            spans = [[s.source, s.start, s.end] for s in group]
-            chunks.append((first.source, cid, " ".join(s.text for s in group), first.start, first.end, json.dumps({"spans": spans})))
-            found.append((str(qid), "reshaped", n, cid, first.source, 0.0, "dense"))
-    stats = {"communities_mean": float(np.mean(n_groups)) if n_groups else 0.0}
-    return _chunk_rows(chunks, "reshaped"), pd.DataFrame(found, columns=QA_CONTEXTS.names), stats
+    _, ids = embed_search(encoder, docs, q_vecs, max(v.passages for _, v in variants))
+    scorers: dict[tuple[str, str], ClusterScorer | None] = {}
+    frames, found, stats = [], [], {}
+    for arm, v in variants:
+        chunks = []
+        key = (v.rank, v.reranker if v.rank == "crossencoder" else "")
+        if key not in scorers:
+            scorers[key] = community_scorer(v.rank, v.reranker, encoder)
+        n_groups, n_sents = [], []
+        rows = tqdm(zip(questions["id"], questions["question"], ids), total=len(ids), desc=arm, mininterval=10)
+        for qid, question, row in rows:
+            passages = [(docs.at[j, "doc_id"], str(docs.at[j, "text"])) for j in row[: v.passages] if j >= 0]
+            ctx = reshape(str(question), passages, encoder.encode, scorers[key], v.threshold, v.keep, v.top_m)
+            n_groups.append(ctx.n_clusters)
+            n_sents.append(ctx.n_sentences)
+            for n, group in enumerate(ctx.groups, 1):
+                cid = f"{arm}:{qid}:{n}"
+                first = group[0]
+                spans = [[s.source, s.start, s.end] for s in group]
+                chunks.append(
+                    (first.source, cid, " ".join(s.text for s in group), first.start, first.end, json.dumps({"spans": spans}))
+                )
+                found.append((str(qid), arm, n, cid, first.source, 0.0, "dense"))
+        stats[arm] = {
+            "communities_mean": float(np.mean(n_groups)) if n_groups else 0.0,
+            "sentences_kept_mean": float(np.mean(n_sents)) if n_sents else 0.0,
+            "rank": v.rank,
+            **({"reranker": v.reranker} if v.rank == "crossencoder" else {}),
+        }
+        frames.append(_chunk_rows(chunks, arm))
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(found, columns=QA_CONTEXTS.names), stats
 
 
-def arms(contexts: Sequence[str], methods: Sequence[str]) -> list[str]:
-    """The arm names of ``qa.contexts``: ``retrieved`` expands to the chunk methods."""
+def community_scorer(rank: str, reranker: str, encoder: Any) -> ClusterScorer | None:
+    """The community ranker of ``reshape.rank``; None keeps discovery order. Cross-encoder
+    scores are kept per (question, text): variants share most of their communities."""
+    if rank == "none":
+        return None
+    if rank == "cosine":
+        return dense_score(encoder)
+    ce = crossencoder.load(reranker, "reshape.reranker")
+    memo: dict[tuple[str, str], float] = {}
+
+    def score(question: str, texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if (question, t) not in memo]
+        if new:
+            memo.update(zip(((question, t) for t in new), map(float, crossencoder.predict(ce, [(question, t) for t in new]))))
+        return np.array([memo[(question, t)] for t in texts], np.float64)
+
+    return score
+
+
+def arms(contexts: Sequence[str], methods: Sequence[str], reshaped: Sequence[str] = ("reshaped",)) -> list[str]:
+    """The arm names of ``qa.contexts``: ``retrieved`` expands to the chunk methods,
+    ``reshaped`` to the reshape variants' arms."""
     out: list[str] = []
     for c in contexts:
-        out += list(methods) if c == "retrieved" else [c]
+        out += list(methods) if c == "retrieved" else list(reshaped) if c == "reshaped" else [c]
     return out

@@ -58,6 +58,22 @@ def qa_user(question: str, context: str) -> str:
     return f"Context:\n{context}\n\nQuestion: {question}" if context else f"Question: {question}"
 
 
+def example_turns(pool: Any, texts: dict[tuple[str, str], str], arm: str, n_examples: int, types: Any = None) -> list[Turn]:
+    """The first ``n_examples`` example candidates (``pool``: QA_SAMPLE rows) as turns of ``arm``.
+
+    An example shows the prompt shape of its arm: with its own context (candidates without
+    one are skipped), or none for the ``none`` arm. ``types``: only candidates of these
+    question types (qa.examples_by_type), so a question is shown examples of its own type.
+    """
+    if types is not None:
+        pool = pool[pool["type"].isin(set(types))]
+    return [
+        Turn(qa_user(q, texts.get((i, arm), "")), refs[0].strip())
+        for i, q, refs in zip(pool["id"], pool["question"], pool["references"])
+        if arm == "none" or (i, arm) in texts
+    ][:n_examples]
+
+
 def classify_user(sentence: str, evidence: Sequence[tuple[str, bool]]) -> str:
     lines = [f'Evidence: "{t}" (adverse drug event: {"yes" if y else "no"})' for t, y in evidence]
     return "\n".join(lines + [f"Sentence: {sentence}", "Does the sentence report an adverse drug event?"])

@@ -8,8 +8,10 @@ For one question:
    minimum community size 1);
 3. TextRank inside each group (PageRank over the cosine-similarity graph of its
    sentences) keeps its ``keep`` most central sentences, in their original order;
-4. a cross-encoder scores each condensed group against the question and the best
-   ``top_m`` groups are kept;
+4. a scorer (a cross-encoder in the paper; the cosine to the question without one) scores
+   each condensed group against the question and the best ``top_m`` groups are kept; with
+   no scorer (the paper's "unranked topics") the first ``top_m`` groups in discovery order
+   (largest community first) are kept;
 5. the context is those groups, best first, one paragraph each.
 
 The paper's settings: ``keep`` in {4, 10, 15}, ``top_m`` in {5, 10}.
@@ -27,6 +29,9 @@ from biochunk.text.segment import sentence_spans
 
 KEEP_CHOICES = (4, 10, 15)
 TOP_M_CHOICES = (5, 10)
+# How communities are ordered before the top-m cut (reshape.rank): by a cross-encoder over
+# (question, community text), by cosine to the question, or not at all (discovery order).
+RANKS = ("cosine", "crossencoder", "none")
 
 # (question, passages) -> one relevance score per passage
 ClusterScorer = Callable[[str, Sequence[str]], np.ndarray]
@@ -102,12 +107,15 @@ def reshape(
     question: str,
     passages: Sequence[tuple[str, str]],
     embed: Callable[[Sequence[str]], np.ndarray],
-    score: ClusterScorer,
+    score: ClusterScorer | None,
     threshold: float = 0.75,
     keep: int = 4,
     top_m: int = 5,
 ) -> Context:
-    """The reshaped context of ``question`` from its retrieved ``(passage id, text)`` list."""
+    """The reshaped context of ``question`` from its retrieved ``(passage id, text)`` list.
+
+    ``score`` None: the communities stay in discovery order (largest first), unranked.
+    """
     if top_m < 1:
         raise ValueError(f"top_m must be >= 1, got {top_m}")
     sents = split_sentences(passages)
@@ -120,8 +128,11 @@ def reshape(
         kept = [members[i] for i in textrank(vecs[members], keep)]
         groups.append(kept)
     texts = [" ".join(sents[i].text for i in g) for g in groups]
-    scores = np.asarray(score(question, texts), np.float64)
-    order = sorted(range(len(groups)), key=lambda i: (-scores[i], i))[:top_m]
+    if score is None:
+        order = list(range(len(groups)))[:top_m]
+    else:
+        scores = np.asarray(score(question, texts), np.float64)
+        order = sorted(range(len(groups)), key=lambda i: (-scores[i], i))[:top_m]
     chosen = [groups[i] for i in order]
     sources: list[str] = []
     for g in chosen:

@@ -1,0 +1,49 @@
+"""benchmarks/papers/bioasq.py: the experiment's params are valid and give the paper's arms."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+import pytest
+import yaml
+
+from benchmarks.papers.bioasq import TABLE2, UNRANKED, best_variant, icl_params, run_params
+from biochunk import params
+from biochunk.errors import UserError
+from biochunk.generation.contexts import arms
+from tests.conftest import ROOT
+
+
+def _args(**kw):
+    base = {
+        "params": ROOT / "params.yaml", "max_questions": 40, "context_words": 300, "n_examples": 1, "reranker": "minilm",
+        "mirror": "../shared/datasets", "set": [], "icl_examples": 3,
+    }  # fmt: skip
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_run_params_give_table_1_and_2_arms(tmp_path):
+    pf = tmp_path / "params.yaml"
+    pf.write_text(yaml.safe_dump(run_params(_args(set=["generate.model=smollm2-135m"]))))
+    loaded = params.load(pf)
+    got = arms(loaded["qa"].contexts, loaded["qa"].methods, [a for a, _ in loaded["reshape"].expand()])
+    assert got == ["none", "gold", UNRANKED, *TABLE2]
+    settings = dict(loaded["reshape"].expand())
+    assert (
+        settings[UNRANKED].rank == "none"
+        and settings["reshaped:ce-10x15"].top_m == 10
+        and settings["reshaped:ce-10x15"].keep == 15
+    )
+    assert loaded["qa"].max_questions == 40 and params.load(pf)["download"].mirror == "../shared/datasets"
+    assert run_params(_args(max_questions=0))["qa"]["max_questions"] is None  # 0: every held-out question
+    with pytest.raises(UserError, match="--set nope"):
+        run_params(_args(set=["nope"]))
+
+
+def test_best_variant_and_its_icl_run(tmp_path):
+    scores = pd.DataFrame({"method": ["gold", UNRANKED, *TABLE2], "rouge2_f1": [0.9, 0.8, 0.1, 0.5, 0.2, 0.3, 0.1, 0.1]})
+    assert best_variant(scores) == "reshaped:ce-5x10"  # gold and unranked are not Table 2 arms
+    p = icl_params(_args(), "reshaped:ce-5x10")
+    assert p["qa"]["contexts"] == ["none", "reshaped"] and p["qa"]["examples_by_type"] and p["qa"]["n_examples"] == 3
+    assert [v["name"] for v in p["reshape"]["variants"]] == ["ce-5x10"]
