@@ -51,7 +51,10 @@ def main() -> None:
     ap.add_argument("--max-documents", type=int, default=None, help="the first n documents only, for a quick look")
     ap.add_argument("--samples", type=int, default=3, help="questions shown with their top chunks")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the nDCG@10 intervals")
-    ap.add_argument("--metrics", type=Path, default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)")
+    ap.add_argument("--no-rerank", action="store_true", help="skip training a reranker even where there are train judgements")
+    ap.add_argument(
+        "--metrics", type=Path, default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)"
+    )
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     cp = params.section("chunk", args.params)
@@ -59,10 +62,14 @@ def main() -> None:
     ep = params.section("embed", args.params)
     xp = params.section("compute", args.params)
     dp = params.section("chunk_docs", args.params)
+    tp = params.section("train_reranker", args.params)
     # --methods is checked as chunk_docs.methods would be.
     methods = params.section("chunk_docs", data={"chunk_docs": {"methods": args.methods}}).methods if args.methods else dp.methods
     chunk_params = lambda m: rp.chunk_params(cp, m)
-    models.require([(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))])
+    models.require(
+        [(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))]
+        + ([] if args.no_rerank else [(tp.model, "train_reranker.model")])
+    )
     out = args.out or Path("build/compare") / dataset_name(args.corpus)
 
     with tempfile.TemporaryDirectory(prefix="compare-") as work:
@@ -78,7 +85,10 @@ def main() -> None:
         )
         with Engine(xp) as engine:
             encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
-            result = compare.run(corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap)
+            reranker = None if args.no_rerank else tp
+            result = compare.run(
+                corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap, reranker
+            )
         metrics = compare.metrics(result, corpus, {k: info[k] for k in ("dataset", "kind", "task")})
         runs = [MethodRun(m, result.chunks[m], result.sizes[m]["seconds"], result.sizes[m]["counter"]) for m in methods]
         page = render(metrics, result.samples, runs)

@@ -224,3 +224,36 @@ def test_answer_across_a_line_break_is_found_and_counted(tmp_path):
     a = pd.read_parquet(tmp_path / "out" / "answers.parquet").iloc[0]
     assert a["answer_text"] == "once a\nmonth" and (a["start"], a["end"]) == (16, 28)
     assert info["rows_repaired"] == {"answers": {"answer found with other whitespace between its words": 1}}
+
+
+@pytest.mark.slow
+def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
+    """With qrels/train.tsv the comparison trains the cross-encoder (as the train_reranker stage
+    does) and reranks BM25's top documents; without a reranker it says why in one note."""
+    import dataclasses
+
+    from biochunk import params
+    from biochunk.embedding import Encoder
+    from biochunk.retrieval import compare
+
+    (tmp_path / "qrels").mkdir()
+    topics = ["iron deficiency anaemia", "asthma inhaler technique", "hand hygiene soap", "fever in children", "vitamin d bones"]
+    docs = [{"_id": f"d{i}", "title": "", "text": f"{t} is discussed here in plain words, sentence {j}."} for i, t in enumerate(topics) for j in range(1)]
+    docs += [{"_id": f"n{i}", "title": "", "text": f"unrelated note number {i} about scheduling and billing."} for i in range(6)]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": f"q{i}", "text": f"what about {t}?"} for i, t in enumerate(topics)]
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (tmp_path / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(3)))
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(3, 5)))
+    convert_local(tmp_path, tmp_path / "out")
+    corpus = load(tmp_path / "out", "retrieval")
+    assert corpus.coll.train_qrels and set(corpus.coll.qrels) == {"q3", "q4"}
+    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={})
+    tp = dataclasses.replace(params.section("train_reranker", data={}), steps=2, batch_size=2, negatives=1)
+    encoder = Encoder(params.section("embed", data={}).model)
+    c = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50, reranker=tp)
+    assert c.rerank["report"]["trained"] and c.rerank["report"]["steps"] == 2
+    assert set(c.rerank) >= {"bm25", "reranked"} and 0.0 <= c.rerank["reranked"]["ndcg@10"] <= 1.0
+    assert any(n.startswith("reranker (trained 2 steps") for n in c.notes)
+    off = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50)
+    assert not off.rerank and any(n.startswith("reranking skipped: turned off") for n in off.notes)

@@ -29,10 +29,11 @@ from biochunk.chunking import NO_CHUNKING
 from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
 from biochunk.evaluation import chunking as evaluation
-from biochunk.evaluation.retrieval import PRIMARY, primary_ci
+from biochunk.evaluation.retrieval import PRIMARY, evaluate, primary_ci
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, read_table
 from biochunk.retrieval import collection, experiment
 from biochunk.retrieval.collection import Collection
+from biochunk.scoring import crossencoder
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,7 @@ class Comparison:
     samples: list[dict[str, Any]]  # questions with the top chunk of the best and the worst method
     notes: list[str]
     runs: pd.DataFrame | None  # RUNS rows
+    rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where there are train judgements
 
 
 def run(
@@ -112,11 +114,15 @@ def run(
     retrievers: Sequence[str] = experiment.RETRIEVERS,
     n_samples: int = 3,
     n_boot: int = 1000,
+    reranker: Any | None = None,
 ) -> Comparison:
     """Chunk with every method, measure sizes and cut answers, and retrieve where there are questions.
 
     ``chunk_params(method)``: the chunk.* settings of a method (``RetrieveParams.chunk_params``),
-    ``rp``: RetrieveParams (BM25, dense search, fusion, cut-offs, seed).
+    ``rp``: RetrieveParams (BM25, dense search, fusion, cut-offs, seed). ``reranker``:
+    RerankerParams; where the corpus has train judgements a cross-encoder is trained on them
+    (``experiment.train_reranker``, as the train_reranker stage does) and reranks BM25's top
+    ``rp.rerank_depth`` documents; None (or no judgements) skips it with a one-line note.
     """
     coll, notes = corpus.coll, list(corpus.notes)
     docs = [Document(str(d), str(t)) for d, t in zip(coll.docs["doc_id"], coll.docs["text"])]
@@ -128,13 +134,11 @@ def run(
     ranking: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     runs_df = None
-    if coll.train_qrels:
-        notes.append(
-            f"reranking skipped: compare does not train a reranker ({len(coll.train_qrels)} queries have train judgements; "
-            "the DVC pipeline's train_reranker stage uses them)"
-        )
-    else:
+    if not coll.train_qrels:
         notes.append("reranking skipped: no training judgements (a BEIR qrels/train.tsv would provide them)")
+    elif reranker is None or rp.rerank_depth <= 0 or not coll.qrels:
+        why = "turned off" if reranker is None else "retrieve.rerank_depth is 0" if rp.rerank_depth <= 0 else "no questions to evaluate it on"
+        notes.append(f"reranking skipped: {why} ({len(coll.train_qrels)} queries have train judgements)")
     if not coll.qrels:
         notes.append("no questions: methods are compared by size only (add questions.jsonl, or use a BEIR folder with qrels)")
         return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df)
@@ -166,11 +170,38 @@ def run(
         ranking.append(row)
     # Ties (common on a small corpus) are broken by the chunk-level answer share, then by name.
     ranking.sort(key=lambda r: (-r[PRIMARY], -_or0(r["answer@1"]), r["method"]))
+    rerank: dict[str, Any] = {}
+    if coll.train_qrels and reranker is not None and rp.rerank_depth > 0 and ("bm25", NO_CHUNKING) in res.runs:
+        rerank = _rerank(coll, res, reranker, rp, n_boot, notes)
     runs_df = experiment.runs_table(res, rp.save_depth)
     ranked = [r["method"] for r in ranking if r["method"] != NO_CHUNKING]
     hits_from = "dense" if ("dense", ranked[0]) in res.chunk_hits else "bm25"
     samples = _samples(corpus, chunks, res, ranked[0], ranked[-1], hits_from, n_samples, rp.seed)
-    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df)
+    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, rerank)
+
+
+def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n_boot: int, notes: list[str]) -> dict[str, Any]:
+    """Train on the train judgements, rerank BM25's top documents, score both on the evaluated queries."""
+    ce, report = experiment.train_reranker(coll, reranker, rp.k1, rp.b, "the corpus")
+    if ce is None:
+        notes.append(f"reranking skipped: {report['reason']}")
+        return {"report": report}
+    _, base = experiment.base_run(res, "bm25")
+    base = {q: base[q] for q in coll.qrels if q in base}
+    texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
+    queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
+    run = crossencoder.rerank(ce, queries, base, texts, rp.rerank_depth)
+    out = {"report": report, "depth": rp.rerank_depth, "bm25": evaluate(base, coll.qrels, rp.ks), "reranked": evaluate(run, coll.qrels, rp.ks)}
+    out["bm25"].update(primary_ci(base, coll.qrels, n_boot, rp.seed))
+    out["reranked"].update(primary_ci(run, coll.qrels, n_boot, rp.seed))
+    res.runs[("rerank", NO_CHUNKING)] = run
+    trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
+    notes.append(
+        f"reranker ({trained}): BM25's top {rp.rerank_depth} whole documents reranked, nDCG@10 "
+        f"{out['reranked'][PRIMARY]:.3f} [{out['reranked']['ci_low']:.3f}, {out['reranked']['ci_high']:.3f}] "
+        f"against BM25's {out['bm25'][PRIMARY]:.3f}"
+    )
+    return out
 
 
 def _or0(v: float) -> float:
@@ -289,6 +320,7 @@ def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, An
                 "sizes": c.sizes,
                 "retrieval": c.retrieval,
                 "ranking": c.ranking,
+                "rerank": c.rerank,
                 "notes": c.notes,
             },
             default=lambda o: o.item() if hasattr(o, "item") else str(o),

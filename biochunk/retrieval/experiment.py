@@ -30,6 +30,7 @@ from biochunk.retrieval.collection import Collection
 from biochunk.retrieval.dense import dense_run, embed_chunks
 from biochunk.retrieval.fusion import Run, rrf, to_documents
 from biochunk.retrieval.reshape import reshape
+from biochunk.scoring import crossencoder
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,39 @@ def base_run(res: Results, retriever: str = "bm25") -> tuple[str, Run]:
         raise ValueError(f"no {retriever} run to start from")
     key = (retriever, NO_CHUNKING) if (retriever, NO_CHUNKING) in res.runs else keys[0]
     return key[1], res.runs[key]
+
+
+def train_reranker(coll: Collection, p: Any, k1: float, b: float, where: str) -> tuple[Any | None, dict[str, Any]]:
+    """A cross-encoder reranker from the collection's training judgements (``p``: RerankerParams).
+
+    Hard negatives are BM25's (``k1``, ``b``) top documents that are not judged relevant. A ``p.model`` other
+    than an offline alias is a ready reranker, loaded unchanged. Returns the reranker (None when
+    there is nothing to train on: many BEIR sets ship test judgements only) and a report whose
+    ``reason`` says why reranking is off. The train_reranker stage and ``compare`` both use it.
+    """
+    report: dict[str, Any] = {"model": p.model, "train_queries": len(coll.train_qrels), "trained": False, "reranking": True}
+    groups, skipped = [], 0
+    if crossencoder.is_base(p.model) and p.steps > 0:
+        if coll.train_qrels:
+            run = bm25_candidates(coll, coll.train_qrels, p.negatives + 20, k1, b)
+            texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
+            queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
+            groups, skipped = crossencoder.groups_from_run(queries, coll.train_qrels, run, texts, p.negatives)
+            log.info("%d training groups (%d judged pairs skipped: no negative)", len(groups), skipped)
+        if not groups:
+            why = "no training judgements" if not coll.train_qrels else f"no training groups ({skipped} judged pairs, none with a negative)"
+            report.update(reranking=False, reason=f"{why} in {where}")
+    ce = crossencoder.load(p.model, max_length=p.max_length, seed=p.seed) if report["reranking"] else None
+    if ce is not None and groups:
+        t0 = time.perf_counter()
+        losses = crossencoder.train_reranker(ce, groups, p.steps, p.batch_size, p.lr, p.seed, head_lr=p.head_lr)
+        tail = max(1, len(losses) // 10)
+        report.update(
+            trained=True, groups=len(groups), skipped_pairs=skipped, steps=p.steps, seconds=time.perf_counter() - t0,
+            loss_first=sum(losses[:tail]) / tail, loss_last=sum(losses[-tail:]) / tail,
+        )  # fmt: skip
+        log.info("loss %.3f -> %.3f in %.0f s", report["loss_first"], report["loss_last"], report["seconds"])
+    return ce, report
 
 
 def bm25_candidates(coll: Collection, qrels, depth: int, k1: float, b: float) -> Run:
