@@ -211,21 +211,23 @@ def _or0(v: float) -> float:
 def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.DataFrame) -> dict[str, float]:
     """Share of answered questions whose gold answer lies whole in the top 1 / top ``ANSWER_DEPTH`` chunks.
 
-    A chunk-level measure: document judgements cannot see an answer cut in two, this can.
-    ``chunks`` None: each document is one chunk (``none``), its id the document id.
+    A chunk-level measure: document judgements cannot see an answer cut in two, this can. The
+    judgement is ``evaluation.gold_in_hits`` (the semchunk comparison's). ``chunks`` None: each
+    document is one chunk (``none``), its id the document id.
     """
     span = (
         {}
         if chunks is None
         else {c: (d, s, e) for c, d, s, e in chunks[["chunk_id", "doc_id", "start", "end"]].itertuples(index=False)}
     )
-    found = {1: 0, ANSWER_DEPTH: 0}
-    for q, d, s, e in answers[["question_id", "doc_id", "start", "end"]].itertuples(index=False):
-        for k in found:
-            whole = [span.get(c, (c, 0, float("inf"))) for c, _ in hits.get(q, [])[:k]]
-            found[k] += any(cd == d and cs <= s and e <= ce for cd, cs, ce in whole)
-    n = len(answers)
-    return {f"answer@{k}": v / n if n else float("nan") for k, v in found.items()}
+    gold = answers[["question_id", "doc_id", "start", "end"]]
+    out = {}
+    for k in (1, ANSWER_DEPTH):
+        rows = [(q, *span.get(c, (c, 0, math.inf))) for q, hs in hits.items() for c, _ in hs[:k]]
+        top = pd.DataFrame(rows, columns=["question_id", "doc_id", "start", "end"])
+        judged = evaluation.gold_in_hits(top, gold)
+        out[f"answer@{k}"] = float(judged["whole"].mean()) if len(judged) else float("nan")
+    return out
 
 
 def _samples(
