@@ -145,6 +145,7 @@ class ChunkParams:
     max_words: int = 500  # adaptive: word cap per chunk; proposition: words of propositions per chunk
     min_words: int = 60  # adaptive: shorter chunks are merged forward (0: off)
     unit: str = "clause"  # adaptive: sentence | clause
+    boundary_overlap: int = 0  # adaptive: counter tokens of the previous chunk's end repeated at a chunk's start (study: 30)
     header: str = "phrase"  # adaptive micro-headers: phrase (noun phrase) | generator (a title by chunk.generator) | none
     generator: str = "smollm2-135m"  # proposition, header generator: the causal LM (alias, hub id or local path)
     chunk_size: int = 1000  # recursive: characters per chunk
@@ -172,6 +173,7 @@ class ChunkParams:
         _between(f"{s}.max_words", self.max_words, 1, None)
         _between(f"{s}.min_words", self.min_words, 0, None)
         _one_of(f"{s}.unit", self.unit, UNITS)
+        _between(f"{s}.boundary_overlap", self.boundary_overlap, 0, None)
         _one_of(f"{s}.header", self.header, HEADERS)
         _model_name(f"{s}.generator", self.generator)
         _between(f"{s}.chunk_size", self.chunk_size, 1, None)

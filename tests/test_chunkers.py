@@ -159,6 +159,17 @@ def test_contract(method: str, max_tokens: int | None, text: str) -> None:
     assert chunker.chunk_batch([text, other, text]) == [chunks, chunker.chunk(other), chunks]
 
 
+@pytest.mark.parametrize("max_tokens", [None, 7])
+@PROPERTY
+@given(text=TEXTS)
+def test_contract_with_boundary_overlap(max_tokens: int | None, text: str) -> None:
+    # The carried words keep every promise: exact offsets, text order, the token bound, coverage.
+    chunker = make("adaptive", max_tokens, boundary_overlap=3, unit="sentence", min_words=0)
+    chunks = chunker.chunk(text)
+    verify_chunk_indices(chunks, text, chunker)
+    assert [c.end for c in chunks] == sorted(c.end for c in chunks)
+
+
 @pytest.mark.parametrize("method", methods())
 def test_empty_and_blank_texts(method: str) -> None:
     chunker = make(method)
@@ -1199,3 +1210,40 @@ def test_structural_distance_is_validated() -> None:
         params.parse(ChunkParams, {"structural_distance": "cosine"}, "chunk")
     with pytest.raises(ValueError, match="chunk.structural_distance must be one of euclidean, similarity"):
         StructuralChunker(MockEncoder().encode, structural_distance="cosine")
+
+
+def test_boundary_overlap_repeats_the_previous_chunks_last_words_within_the_bound() -> None:
+    text = " ".join(f"Sentence {i} talks about topic{i} alone here." for i in range(12))
+    plain = AdaptiveChunker(MockEncoder().encode, threshold=0.99, unit="sentence", min_words=0).chunk(text)
+    chunks = AdaptiveChunker(MockEncoder().encode, threshold=0.99, unit="sentence", min_words=0, boundary_overlap=3).chunk(text)
+    assert len(plain) == len(chunks) > 2
+    assert [c.end for c in chunks] == [c.end for c in plain]  # ends never move
+    assert chunks[0].start == plain[0].start
+    for prev, c, p in zip(chunks, chunks[1:], plain[1:]):
+        assert text[c.start : c.end] == c.text  # exact offsets
+        carried = text[c.start : p.start].split()
+        assert carried == text[prev.start : prev.end].split()[-3:]  # the last 3 words of the predecessor
+
+
+def test_boundary_overlap_respects_the_word_cap() -> None:
+    text = " ".join(f"Topic{i} one two three four five." for i in range(8))
+    chunks = AdaptiveChunker(MockEncoder().encode, threshold=0.99, max_words=6, unit="sentence", min_words=0, boundary_overlap=30).chunk(text)
+    assert all(len(c.text.split()) <= 6 for c in chunks)
+
+
+def test_boundary_overlap_changes_the_chunks_on_the_embedded_data() -> None:
+    # chunk.boundary_overlap reaches the output: the embedded sentences, ten to a document.
+    root = Path(__file__).resolve().parents[1] / "biochunk" / "datasets" / "embedded"
+    sents = [json.loads(line)["SENTENCE"] for line in (root / "train.jsonl").read_text().splitlines()]
+    docs = [" ".join(sents[i : i + 10]) for i in range(0, len(sents), 10)]
+
+    def cut(overlap: int) -> list[list[tuple[int, int]]]:
+        chunker = build(ChunkParams(method="adaptive", unit="sentence", min_words=0, boundary_overlap=overlap), MockEncoder())
+        return [[(c.start, c.end) for c in cs] for cs in chunker.chunk_batch(docs)]
+
+    plain, repaired = cut(0), cut(30)
+    assert plain != repaired
+    assert [[e for _, e in d] for d in plain] == [[e for _, e in d] for d in repaired]
+    assert params.section("chunk", root.parents[2] / "params.yaml").boundary_overlap == 0
+    with pytest.raises(UserError, match="chunk.boundary_overlap"):
+        params.parse(ChunkParams, {"boundary_overlap": -1}, "chunk")

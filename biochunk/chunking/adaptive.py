@@ -9,7 +9,7 @@ import numpy as np
 
 from biochunk.chunking.base import Chunk, Chunker, RewriterFactory, register
 from biochunk.chunking.breakpoints import embed_units
-from biochunk.chunking.sizing import enforce_max, make_counter
+from biochunk.chunking.sizing import carry_back, enforce_max, make_counter
 from biochunk.text.counting import SpanCounter, TokenCounter, count_words, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
@@ -46,6 +46,9 @@ class AdaptiveChunker(Chunker):
     in one call; an empty title becomes "no header available"), or none at all
     (``header="none"``). Units are sentences or clauses; each unit is embedded exactly once,
     all documents of a batch in one call. Covers every non-whitespace character.
+    ``boundary_overlap`` > 0: each chunk after the first also repeats up to that many
+    ``counter`` tokens (whole words) of the end of its predecessor, within the caps (the
+    study's boundary-repair overlap of <= 30 tokens; ``sizing.carry_back``).
     """
 
     needs_encoder = True
@@ -61,6 +64,7 @@ class AdaptiveChunker(Chunker):
         max_tokens: int | None = None,
         header: str = "phrase",
         headers: HeaderFn | None = None,
+        boundary_overlap: int = 0,
     ) -> None:
         super().__init__(counter, max_tokens)
         if header not in HEADERS:
@@ -75,6 +79,9 @@ class AdaptiveChunker(Chunker):
             raise ValueError(f"chunk.max_words must be >= 1, got {max_words}")
         if min_words < 0:
             raise ValueError(f"chunk.min_words must be >= 0, got {min_words}")
+        if boundary_overlap < 0:
+            raise ValueError(f"chunk.boundary_overlap must be >= 0, got {boundary_overlap}")
+        self.boundary_overlap = boundary_overlap
         if unit not in UNITS:
             raise ValueError(f"chunk.unit must be one of {sorted(UNITS)}, got {unit!r}")
         self.embed = embed
@@ -106,6 +113,7 @@ class AdaptiveChunker(Chunker):
             max_tokens=params.max_tokens,
             header=params.header,
             headers=rewriter(params.generator).titles if rewriter is not None and params.header == "generator" else None,
+            boundary_overlap=params.boundary_overlap,
         )
 
     def chunk_batch(self, texts: Sequence[str]) -> list[list[Chunk]]:
@@ -117,7 +125,11 @@ class AdaptiveChunker(Chunker):
             # A single unit can outgrow the word cap (a table row, a list without punctuation):
             # cut it at words so that max_words holds for every chunk, then the token bound.
             capped = enforce_max(text, [(s, e, {}) for s, e in spans], count_words, self.max_words)
-            per_doc.append((text, enforce_max(text, capped, counts, self.max_tokens), counts))
+            capped = enforce_max(text, capped, counts, self.max_tokens)
+            if self.boundary_overlap:
+                spans = carry_back(text, [(s, e) for s, e, _ in capped], counts, self.boundary_overlap, self._fits_span(text, counts))
+                capped = [(s, e, {}) for s, e in spans]
+            per_doc.append((text, capped, counts))
         titles = iter(self._titles([text[s:e] for text, spans, _ in per_doc for s, e, _ in spans]))
         return [self._build(text, [(s, e, next(titles)) for s, e, _ in spans], counts) for text, spans, counts in per_doc]
 
@@ -135,6 +147,9 @@ class AdaptiveChunker(Chunker):
 
     def _fits(self, counts: SpanCounter, start: int, end: int, words: int) -> bool:
         return words <= self.max_words and (self.max_tokens is None or counts.count(start, end) <= self.max_tokens)
+
+    def _fits_span(self, text: str, counts: SpanCounter) -> Callable[[int, int], bool]:
+        return lambda s, e: self._fits(counts, s, e, count_words(text[s:e]))
 
     def _grow(self, text: str, units: list[Span], vecs: np.ndarray, counts: SpanCounter) -> list[tuple[int, int, int]]:
         """``(start, end, words)`` of the topical chunks."""

@@ -10,6 +10,7 @@ spans never re-reads them where the counter allows it.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Sequence
 
 from biochunk.text.counting import SpanCounter, TokenCounter, count_chars, count_words, span_counter
@@ -115,4 +116,30 @@ def enforce_max(
     out = []
     for s, e, meta in spans:
         out.extend((a, b, dict(meta)) for a, b, _ in fit(text, s, e, counts, max_tokens))
+    return out
+
+
+# -- boundary-repair overlap ----------------------------------------------------------------
+
+
+def carry_back(
+    text: str, spans: Sequence[Span], counts: SpanCounter, overlap: int, fits: Callable[[int, int], bool]
+) -> list[Span]:
+    """Each span after the first also repeats the last words of its predecessor.
+
+    The clinical decision-support study's adaptive chunks share up to 30 tokens at each
+    boundary, so that a sentence cut from the one it depends on still carries its lead-in.
+    A span starts instead at the earliest word start of the previous span such that the
+    words carried count at most ``overlap`` tokens of ``counts`` and ``fits(start, end)``
+    still holds (the chunker's caps); a span whose caps leave no room keeps its start.
+    Ends never move, so every character stays covered and offsets stay exact.
+    """
+    out = list(spans[:1])
+    for (ps, _), (s, e) in itertools.pairwise(spans):
+        start = s
+        for word_start, _ in reversed(word_spans(text, ps, s)):
+            if counts.count(word_start, s) > overlap or not fits(word_start, e):
+                break
+            start = word_start
+        out.append((start, e))
     return out
