@@ -66,11 +66,13 @@ if [[ $set_ == selection ]]; then
     --names fixed hybrid-cosine hybrid-mixed hybrid-bias --out "benchmarks/e2e/$ds-selection.json"
   exit 0
 fi
-rung fixed-icl3 -S chunk.method=fixed -S rank.selection=bias -S generate.n_examples=3
-rung hybrid-icl3 -S chunk.method=hybrid -S rank.selection=bias -S generate.n_examples=3
-rung hybrid-flat -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy_order=flat
-rung hybrid-inverted -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy_order=inverted
-rung hybrid-ner -S chunk.method=hybrid -S rank.selection=bias -S chunk.entities=ner
+# Cheapest first: the Table 4 ladder, the orderings and NER re-chunk but fine-tune on the same
+# short prompts; three in-context examples lengthen every fine-tuning prompt (~1.5 h on 2 cores).
 rung hybrid-entity -S chunk.method=hybrid -S rank.selection=bias -S chunk.propositions=false -S chunk.tiers=false -S chunk.hierarchy=false
 rung hybrid-proposition -S chunk.method=hybrid -S rank.selection=bias -S chunk.tiers=false -S chunk.hierarchy=false
 rung hybrid-tiers -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy=false
+rung hybrid-flat -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy_order=flat
+rung hybrid-inverted -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy_order=inverted
+rung hybrid-ner -S chunk.method=hybrid -S rank.selection=bias -S chunk.entities=ner
+rung fixed-icl3 -S chunk.method=fixed -S rank.selection=bias -S generate.n_examples=3
+rung hybrid-icl3 -S chunk.method=hybrid -S rank.selection=bias -S generate.n_examples=3
