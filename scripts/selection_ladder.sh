@@ -30,12 +30,18 @@ case $set_ in
 esac
 out=build/ladder/$ds
 mkdir -p "$out"
+# `dvc exp run -S` writes its values into params.yaml, so one rung's switches would leak into the
+# next; every rung starts from params.yaml as it was here, and it is put back at the end.
+params0=$(mktemp)
+cp params.yaml "$params0"
+trap 'cp "$params0" params.yaml; rm -f "$params0"' EXIT
 common=(-S "download.mirror=$mirror" -S "data.datasets=[$ds]" -S "data.triples=[$ds]" -S "generate.max_inputs=$n")
 rung() {
   local name=$1; shift
   if [[ -f "$out/$name.parquet" ]]; then echo "== $name: done before ($out/$name.parquet)"; return; fi
   echo "== $name"
   local t0=$SECONDS
+  cp "$params0" params.yaml  # each rung starts from the ladder's starting params: `-S` edits persist
   dvc exp run "${common[@]}" "$@"
   cp "data/generate/$ds/predictions.parquet" "$out/$name.parquet"
   cp "metrics/$ds.json" "$out/$name.json"
@@ -47,6 +53,7 @@ ade_rung() {  # ADE through the classify stage (no triple branch)
   if [[ -f "build/ladder/ade/$name.parquet" ]]; then echo "== ade/$name: done before"; return; fi
   echo "== ade/$name"
   local t0=$SECONDS
+  cp "$params0" params.yaml
   dvc exp run -S "download.mirror=$mirror" -S "data.datasets=[ade]" -S "data.triples=[]" \
     -S "data.classification=[ade]" -S "classify.max_inputs=$ade_n" "$@"
   cp data/classify/ade/predictions.parquet "build/ladder/ade/$name.parquet"
