@@ -119,7 +119,7 @@ data/interim/%/report.json:
 
 # BioMedRAG / configurable semantic chunking: the ablations end to end, one DVC experiment per rung
 # (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy orderings at retrieval
-# level, ADE fixed vs hybrid. ~25 min per GM-CIHT rung on 2 CPU cores; SENTENCES / ADE_SENTENCES
+# level, ADE fixed vs hybrid. ~15 min per GM-CIHT rung on 2 free CPU cores; SENTENCES / ADE_SENTENCES
 # scale to the full test sets (465 / 500) on a GPU.
 SENTENCES ?= 150
 ADE_SENTENCES ?= 100

@@ -13,7 +13,7 @@
 #
 # Needs the datasets mirror (MIRROR, default ../shared/datasets; null: the public URLs). Rungs
 # that share chunk params share chunk and embed (rank.* and generate.* are not chunk params),
-# so DVC re-runs only what changed. About 20-25 min per GM-CIHT rung on 2 CPU cores (the
+# so DVC re-runs only what changed. About 15 min per GM-CIHT rung on 2 free CPU cores (the
 # selection set: 65 min). Predictions go to build/ladder/<dataset>/<rung>.parquet (ADE:
 # build/ladder/ade/), the rung's wall time in seconds to <rung>.seconds, the paired figures of the selection set to
 # benchmarks/e2e/<dataset>-selection.json. A rung whose predictions are there is skipped, so an
