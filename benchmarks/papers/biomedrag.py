@@ -37,8 +37,7 @@ MODELS = "MiniLM embedder and LoRA chunk scorer, SmolLM2-135M generator fine-tun
 LADDER = "scripts/selection_ladder.sh gm-ciht {n} paper"
 # Why a rung is missing when it is: what it costs on this project's CPU machine (2 cores shared
 # with other jobs), measured, not guessed.
-# Why a rung is missing: each is a full re-chunk, re-embed, scorer and generator run on the CPU.
-COST_RUNG = "CPU time: 25-50 min per GM-CIHT rung on 2 shared cores (+entity-aware: 49 min), not left in the session"
+COST_RUNG = "CPU time: 14-49 min per GM-CIHT rung on 2 cores (free / shared with other jobs), not left in the session"
 COST = {
     name: "CPU time: with 3 in-context examples one LoRA fine-tuning step took 89-133 s on the shared cores "
     "(40 steps: ~1.5 h before generating), not left in the session"
