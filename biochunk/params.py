@@ -405,6 +405,9 @@ class QAParams:
     context_words: int = 150  # words of retrieved text in a prompt (the same for every method)
     max_questions: int | None = 100  # questions answered (a seeded sample; null: all)
     example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
+    # Splits the answered questions come from ([]: every split but example_split); e.g. the
+    # batches held out of reranker training (retrieve.qa_test_splits) for a trained reranker.
+    question_splits: list[str] = field(default_factory=list)
     n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
     examples_by_type: bool = False  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
     max_new_tokens: int = 48
@@ -431,6 +434,10 @@ class QAParams:
         _between(f"{s}.top_k", self.top_k, 1, 1000)
         _between(f"{s}.context_words", self.context_words, 1, 4000)
         _between(f"{s}.max_questions", self.max_questions, 1, None)
+        if len(set(self.question_splits)) != len(self.question_splits):
+            raise UserError(f"{s}.question_splits lists a split more than once")
+        if self.example_split in self.question_splits:
+            raise UserError(f"{s}.question_splits: {self.example_split} is {s}.example_split; examples are never answered")
         _between(f"{s}.n_examples", self.n_examples, 0, 10)
         _between(f"{s}.max_new_tokens", self.max_new_tokens, 1, 2048)
 

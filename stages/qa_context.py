@@ -48,7 +48,9 @@ def main() -> None:
 
     data = qa_data.load(args.dataset, args.data, qp.seed, unit.bioasq_unit)
     source = qa_data.example_split(data.items, qp.example_split)
-    questions = qa_data.sample(data.items, source, qp.max_questions, qp.n_examples, qp.seed, qp.examples_by_type)
+    questions = qa_data.sample(
+        data.items, source, qp.max_questions, qp.n_examples, qp.seed, qp.examples_by_type, qp.question_splits
+    )
     corpus = data.corpus
     if qp.corpus == "sampled":
         wanted = {d for ds in questions["doc_ids"] for d in ds}
@@ -82,6 +84,7 @@ def main() -> None:
     report = {
         "dataset": args.dataset,
         "example_split": source,
+        "question_splits": sorted(set(answered["split"])),
         "questions": {
             "answered": int((questions["role"] == "answer").sum()),
             "example_candidates": int((questions["role"] == "example").sum()),

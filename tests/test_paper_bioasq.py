@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 def _args(**kw):
     base = {
         "params": ROOT / "params.yaml", "max_questions": 40, "context_words": 300, "n_examples": 1, "reranker": "minilm",
-        "mirror": "../shared/datasets", "set": [], "icl_examples": 3,
+        "mirror": "../shared/datasets", "set": [], "icl_examples": 3, "out": ROOT / "build" / "paper-bioasq",
     }  # fmt: skip
     return argparse.Namespace(**{**base, **kw})
 
@@ -47,3 +47,12 @@ def test_best_variant_and_its_icl_run(tmp_path):
     p = icl_params(_args(), "reshaped:ce-5x10")
     assert p["qa"]["contexts"] == ["none", "reshaped"] and p["qa"]["examples_by_type"] and p["qa"]["n_examples"] == 3
     assert [v["name"] for v in p["reshape"]["variants"]] == ["ce-5x10"]
+
+
+def test_trained_reranker_answers_only_the_batches_it_never_saw(tmp_path):
+    p = run_params(_args(reranker="trained", out=tmp_path / "run"))
+    held_out = yaml.safe_load((ROOT / "params.yaml").read_text())["retrieve"]["qa_test_splits"]
+    assert p["qa"]["question_splits"] == held_out and held_out
+    assert p["reshape"]["reranker"] == str(tmp_path / "run" / "reranker")  # the train_reranker stage's output
+    untrained = run_params(_args(reranker="minilm", out=tmp_path / "run"))
+    assert untrained["qa"]["question_splits"] == [] and untrained["reshape"]["reranker"] == "minilm"

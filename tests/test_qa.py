@@ -263,6 +263,25 @@ def test_examples_come_from_another_split_than_the_answered_questions():
     assert qa_data.example_split(items, "10B1") == "10B1"
 
 
+def test_question_splits_restrict_the_answered_questions_to_those_splits():
+    items = _items()
+    s = qa_data.sample(items, "7B1", max_questions=None, n_examples=1, seed=0, question_splits=["10B1"])
+    answered = s[s["role"] == "answer"]
+    assert list(answered["split"].unique()) == ["10B1"] and len(answered) == 3
+    assert set(s.loc[s["role"] == "example", "split"]) == {"7B1"}  # examples unchanged
+    default = qa_data.sample(items, "7B1", max_questions=None, n_examples=1, seed=0)
+    assert set(default.loc[default["role"] == "answer", "split"]) == {"8B1", "10B1"}
+
+
+def test_question_splits_naming_an_unknown_or_the_example_split_is_a_user_error():
+    from biochunk.errors import UserError
+
+    with pytest.raises(UserError, match="qa.question_splits: unknown split '12B1'; allowed: 8B1, 10B1"):
+        qa_data.sample(_items(), "7B1", None, 1, 0, question_splits=["12B1"])
+    with pytest.raises(UserError, match="qa.question_splits: 7B1 is the example split"):
+        qa_data.sample(_items(), "7B1", None, 1, 0, question_splits=["7B1"])
+
+
 def test_unknown_or_single_example_split_is_a_user_error():
     from biochunk.errors import UserError
 

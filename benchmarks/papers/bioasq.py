@@ -15,6 +15,10 @@ a temporary params file, so every arm answers the same questions and generation 
   variant against unranked topics.
 
 Every arm is one ``reshape.variants`` entry (or ``gold`` / ``none``) of the same qa_context run.
+``--reranker trained`` (the default) ranks with a cross-encoder that the ``train_reranker`` stage
+fine-tunes first on the BioASQ batches not held out (``retrieve.qa_test_splits``), and answers
+only held-out questions (``qa.question_splits``), so no answered question was trained on;
+``--reranker minilm`` is the untrained MiniLM head, another value a hub id or folder.
 Sizes are arguments: ``--max-questions 40`` fits two CPU cores; ``--max-questions 0`` (all
 held-out questions) with ``--set generate.model=<hub id>`` is the GPU run.
 
@@ -44,6 +48,7 @@ from biochunk.io import QA_ANSWERS, read_table
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = "bioasq-reshaping"
 UNRANKED = "reshaped:unranked-5x4"
+TRAINED = "trained"  # --reranker: fine-tune one with the train_reranker stage first
 # The paper's grid: (name, rank, top_m communities, keep sentences per community).
 VARIANTS = [("unranked-5x4", "none", 5, 4)] + [(f"ce-{m}x{k}", "crossencoder", m, k) for m in (5, 10) for k in (4, 10, 15)]
 TABLE2 = [f"reshaped:ce-{m}x{k}" for m in (5, 10) for k in (4, 10, 15)]
@@ -78,8 +83,11 @@ def run_params(args: argparse.Namespace) -> dict:
     )
     p["corpus"]["bioasq_unit"] = "record"
     p["download"]["mirror"] = None if args.mirror in ("", "null") else args.mirror
+    if args.reranker == TRAINED:
+        # The reranker trains on every batch but these; only these are answered.
+        p["qa"]["question_splits"] = list(p["retrieve"]["qa_test_splits"])
     p["reshape"].update(
-        reranker=args.reranker,
+        reranker=str(args.out / "reranker") if args.reranker == TRAINED else args.reranker,
         variants=[{"name": n, "rank": r, "top_m": m, "keep": k} for n, r, m, k in VARIANTS],
     )
     for s in args.set:
@@ -97,7 +105,13 @@ def run_stages(args: argparse.Namespace, params_file: Path, out: Path) -> float:
         ["download.py", "--dataset", "bioasq", "--out", str(args.raw)],
         ["convert.py", "--dataset", "bioasq", "--raw", str(args.raw), "--out", str(args.data)],
     ]  # fmt: skip
-    steps = fetch + [
+    reranker = args.out / "reranker"  # trained once; the ICL run (out: args.out / "icl") reuses it
+    train = (
+        [["train_reranker.py", "--dataset", "bioasq", "--data", str(args.data), "--out", str(reranker)]]
+        if args.reranker == TRAINED and not (reranker / "report.json").is_file()
+        else []
+    )
+    steps = fetch + train + [
         ["qa_context.py", "--dataset", "bioasq", "--data", str(args.data), "--out", str(out / "qa")],
         ["generate_qa.py", "--qa", str(out / "qa"), "--out", str(out / "answers")],
         [
@@ -154,16 +168,20 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
     model = p["generate"]["model"]
     q = p["qa"]
     command = f"make paper-bioasq  ({args.command})"
+    batches = (
+        f"batches {', '.join(q['question_splits'])}, held out of reranker training"
+        if q.get("question_splits")
+        else f"batches after {ctx['example_split']}"
+    )
     sample = (
-        f"{n} held-out BioASQ questions (seeded sample, seed {q['seed']}, batches after {ctx['example_split']}), "
+        f"{n} BioASQ questions (seeded sample, seed {q['seed']}, {batches}; examples from {ctx['example_split']}), "
         f"corpus: the {ctx['corpus']['documents']} PubMed records of the sampled questions; "
         f"{q['n_examples']} in-context example(s); {q['context_words']}-word context budget for every arm"
     )
     rs = p["reshape"]
     models = (
         f"generator {model}; embedder {p['embed']['model']} (search, communities, TextRank); cross-encoder "
-        f"{rs['reranker']}{' (MiniLM with a fresh seeded head: untrained, a weak ranker)' if rs['reranker'] == 'minilm' else ''}; "
-        f"BERTScore {p['evaluate_qa']['bertscore_model']}"
+        f"{reranker_label(args.out, rs['reranker'])}; BERTScore {p['evaluate_qa']['bertscore_model']}"
     )
     common = {"paper": PAPER, "command": command, "sample": sample, "models": models, "wall_s": wall_s, "metrics": list(METRICS)}
     reshape_note = (
@@ -240,6 +258,20 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
     return [t1, t2, t5]
 
 
+def reranker_label(out: Path, reranker: str) -> str:
+    """What ranked the communities, in words (the trained one with its training run)."""
+    if reranker == "minilm":
+        return "minilm (MiniLM with a fresh seeded head: untrained, a weak ranker)"
+    report = Path(reranker) / "report.json"
+    if Path(reranker) == out / "reranker" and report.is_file():
+        r = json.loads(report.read_text())
+        return (
+            f"MiniLM fine-tuned by the train_reranker stage ({r['steps']} steps, {r['groups']} question groups "
+            f"of the batches not held out, BM25 hard negatives; {r['seconds'] / 60:.1f} min)"
+        )
+    return reranker
+
+
 def best_variant(scores: pd.DataFrame) -> str:
     """The Table 2 arm with the highest mean ROUGE-2 F1."""
     return str(scores[scores["method"].isin(TABLE2)].groupby("method")["rouge2_f1"].mean().idxmax())
@@ -303,7 +335,9 @@ def main() -> None:
     ap.add_argument("--context-words", type=int, default=300, help="qa.context_words for every arm")
     ap.add_argument("--n-examples", type=int, default=1, help="qa.n_examples (in-context examples)")
     ap.add_argument(
-        "--reranker", default="minilm", help="reshape.reranker: minilm (untrained), a train_reranker folder or a hub id"
+        "--reranker",
+        default=TRAINED,
+        help="reshape.reranker: trained (train_reranker first, held-out questions only), minilm (untrained), a folder or a hub id",
     )
     ap.add_argument("--icl-examples", type=int, default=0, help="then ICL: this many examples of each question's type (0: skip)")
     ap.add_argument("--set", action="append", default=[], help="section.key=value on top (e.g. generate.model=...)")

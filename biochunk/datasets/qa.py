@@ -15,6 +15,7 @@ Two datasets feed the QA stages:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,7 +183,13 @@ def _split_key(s: str) -> tuple:
 
 
 def sample(
-    items: pd.DataFrame, examples_from: str, max_questions: int | None, n_examples: int, seed: int, by_type: bool = False
+    items: pd.DataFrame,
+    examples_from: str,
+    max_questions: int | None,
+    n_examples: int,
+    seed: int,
+    by_type: bool = False,
+    question_splits: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Answered questions (a seeded sample of the other splits) plus the example pool.
 
@@ -190,9 +197,18 @@ def sample(
     ``examples_from`` only, so no answered question sees its own split in its prompt.
     ``by_type``: candidates for ``n_examples`` examples of every question type (BioASQ:
     yesno, factoid, list, summary), so each question can be shown examples of its own type.
+    ``question_splits``: answer only questions of these splits (``qa.question_splits``; empty:
+    every split but ``examples_from``).
     """
+    splits = sorted(items["split"].unique(), key=_split_key)
+    for name in question_splits:
+        if name not in splits:
+            allowed = ", ".join(s for s in splits if s != examples_from)
+            raise UserError(f"qa.question_splits: unknown split {name!r}; allowed: {allowed}")
+        if name == examples_from:
+            raise UserError(f"qa.question_splits: {name} is the example split (qa.example_split); examples are never answered")
     pool = items[items["split"] == examples_from]
-    rest = items[items["split"] != examples_from]
+    rest = items[items["split"].isin(list(question_splits))] if question_splits else items[items["split"] != examples_from]
     if max_questions is not None and len(rest) > max_questions:
         rest = rest.sample(n=max_questions, random_state=seed)
     groups = [g for _, g in pool.groupby("type", sort=True)] if by_type else [pool]
