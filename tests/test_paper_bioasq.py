@@ -56,3 +56,9 @@ def test_trained_reranker_answers_only_the_batches_it_never_saw(tmp_path):
     assert p["reshape"]["reranker"] == str(tmp_path / "run" / "reranker")  # the train_reranker stage's output
     untrained = run_params(_args(reranker="minilm", out=tmp_path / "run"))
     assert untrained["qa"]["question_splits"] == [] and untrained["reshape"]["reranker"] == "minilm"
+
+
+def test_the_script_finds_the_repository_params_and_stages():
+    from benchmarks.papers import bioasq
+
+    assert bioasq.ROOT == ROOT and (bioasq.ROOT / "stages" / "qa_context.py").is_file()

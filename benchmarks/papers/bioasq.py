@@ -45,7 +45,7 @@ from biochunk.errors import UserError
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, publish
 from biochunk.io import QA_ANSWERS, read_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (benchmarks/papers/ -> ..)
 PAPER = "bioasq-reshaping"
 UNRANKED = "reshaped:unranked-5x4"
 TRAINED = "trained"  # --reranker: fine-tune one with the train_reranker stage first
