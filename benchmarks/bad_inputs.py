@@ -159,6 +159,24 @@ def bioasq_data(d: Path) -> None:
     write_table(pd.DataFrame(sn, columns=QA_SNIPPETS.names), d / "data" / "snippets.parquet", QA_SNIPPETS)
 
 
+def bioasq_two_batches(d: Path) -> None:
+    """Two batches (7B1 examples, 8B1 answered), one question each."""
+    import pandas as pd
+
+    from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, write_table
+
+    qs = [
+        ("q1", "7B1", "factoid", "what lowers cholesterol", ["statins"], ["statins"], ["u1"]),
+        ("q2", "8B1", "factoid", "what lowers fever", ["aspirin"], ["aspirin"], ["u2"]),
+    ]
+    write_table(pd.DataFrame(qs, columns=QA_QUESTIONS.names), d / "data" / "questions.parquet", QA_QUESTIONS)
+    sn = [
+        ("q1", "q1-0", "Statins lower cholesterol.", "u1", "abstract", "abstract", 0, 26),
+        ("q2", "q2-0", "Aspirin lowers fever.", "u2", "abstract", "abstract", 0, 21),
+    ]
+    write_table(pd.DataFrame(sn, columns=QA_SNIPPETS.names), d / "data" / "snippets.parquet", QA_SNIPPETS)
+
+
 def report(path: str, **expected: Any) -> Callable[[Path], None]:
     """A check that the JSON report at ``path`` holds ``expected`` (dotted keys)."""
 
@@ -334,6 +352,7 @@ CASES: list[Case] = [
     case("semchunk-embedder-missing", "models", CHUNK, "embed.model: local path", params={"chunk.method": "semchunk", "embed.model": "/nonexistent/minilm"}),
     case("bertscore-model-bad-hub-id", "models", EVAL_QA, "evaluate_qa.bertscore_model: hub model", params={"evaluate_qa.bertscore_model": NO_MODEL}),
     case("qa-context-embedder-bad", "models", QA_CONTEXT, "embed.model: hub model", params={"embed.model": NO_MODEL}),
+    case("qa-question-splits-unknown", "params", QA_CONTEXT, "qa.question_splits: unknown split '12B1'; allowed: 8B1", params={"qa.question_splits": ["12B1"]}, files={"data": bioasq_two_batches}),
     case("chunk-docs-embedder-missing", "models", CHUNK_DOCS, "embed.model: local path", params={"embed.model": "~/nonexistent-minilm"}),
     # -- raw files (convert)
     case("bad-utf8", "raw", CONVERT("embedded"), "train.jsonl:3: not valid UTF-8", files=embedded_raw(train=GOOD_LINES + b'{"SENTENCE": "caf\xe9"}\n')),
