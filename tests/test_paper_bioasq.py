@@ -62,3 +62,13 @@ def test_the_script_finds_the_repository_params_and_stages():
     from benchmarks.papers import bioasq
 
     assert bioasq.ROOT == ROOT and (bioasq.ROOT / "stages" / "qa_context.py").is_file()
+
+
+def test_ranker_note_reports_the_gold_record_hit_rates_per_top_m():
+    from benchmarks.papers.bioasq import ranker_note
+
+    hits = {a: {"gold_doc_hit@1": 0.5, "gold_doc_hit@k": 0.8} for a in [UNRANKED, *TABLE2]}
+    hits["reshaped:ce-10x4"] = {"gold_doc_hit@1": 0.6, "gold_doc_hit@k": 0.9}
+    note = ranker_note({"gold_document_hits": hits})
+    assert "unranked topics 0.500 / 0.800" in note and "ranked, 10 communities 0.600 / 0.900" in note
+    assert "x 10" not in note  # keep does not change which communities are read first

@@ -218,6 +218,7 @@ def tables(args: argparse.Namespace, wall_s: float) -> list[PaperTable]:
             f"(scipy.stats.ttest_rel, {n} questions), best variant vs unranked topics: " + "; ".join(tests) + ".",
             f"Questions whose context as the model read it ({q['context_words']}-word budget) is identical to "
             f"{label(first)}'s: " + ", ".join(f"{label(a).split(', ')[1]} {v}/{n}" for a, v in same.items()) + ".",
+            ranker_note(ctx),
             reshape_note,
         ],
         **common,
@@ -270,6 +271,22 @@ def reranker_label(out: Path, reranker: str) -> str:
             f"of the batches not held out, BM25 hard negatives; {r['seconds'] / 60:.1f} min)"
         )
     return reranker
+
+
+def ranker_note(ctx: dict) -> str:
+    """How often the first community, and any community, comes from a gold record: what the
+    ranker itself achieves, before the generator (qa_context's gold-document hit rates)."""
+    hits = ctx["gold_document_hits"]
+    arms = [UNRANKED, *(a for a in TABLE2 if a.endswith("x4"))]  # the hit rates depend on top_m, not keep
+    return (
+        "Share of questions whose first community / any of the top m communities comes from a gold record: "
+        + "; ".join(
+            f"{label(a).replace(' x 4 sentences', '').replace(', 5 x 4', '')} "
+            f"{hits[a]['gold_doc_hit@1']:.3f} / {hits[a]['gold_doc_hit@k']:.3f}"
+            for a in arms
+        )
+        + "."
+    )
 
 
 def best_variant(scores: pd.DataFrame) -> str:
