@@ -105,10 +105,12 @@ def run_stages(args: argparse.Namespace, params_file: Path, out: Path) -> float:
         ["download.py", "--dataset", "bioasq", "--out", str(args.raw)],
         ["convert.py", "--dataset", "bioasq", "--raw", str(args.raw), "--out", str(args.data)],
     ]  # fmt: skip
-    reranker = args.out / "reranker"  # trained once; the ICL run (out: args.out / "icl") reuses it
+    # Trained by the main run (again on every run: the params may have changed); the ICL run
+    # (out: args.out / "icl") reuses it.
+    reranker = args.out / "reranker"
     train = (
         [["train_reranker.py", "--dataset", "bioasq", "--data", str(args.data), "--out", str(reranker)]]
-        if args.reranker == TRAINED and not (reranker / "report.json").is_file()
+        if args.reranker == TRAINED and (out == args.out or not (reranker / "report.json").is_file())
         else []
     )
     steps = fetch + train + [
