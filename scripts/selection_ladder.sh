@@ -74,7 +74,7 @@ if [[ $set_ == selection ]]; then
   exit 0
 fi
 # Cheapest first: the Table 4 ladder, the orderings and NER re-chunk but fine-tune on the same
-# short prompts; three in-context examples lengthen every fine-tuning prompt (~1.5 h on 2 cores).
+# short prompts; three in-context examples lengthen every fine-tuning prompt (~24 min a rung on 2 free cores).
 rung hybrid-entity -S chunk.method=hybrid -S rank.selection=bias -S chunk.propositions=false -S chunk.tiers=false -S chunk.hierarchy=false
 rung hybrid-proposition -S chunk.method=hybrid -S rank.selection=bias -S chunk.tiers=false -S chunk.hierarchy=false
 rung hybrid-tiers -S chunk.method=hybrid -S rank.selection=bias -S chunk.hierarchy=false

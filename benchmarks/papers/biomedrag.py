@@ -39,8 +39,8 @@ LADDER = "scripts/selection_ladder.sh gm-ciht {n} paper"
 # with other jobs), measured, not guessed.
 COST_RUNG = "CPU time: 14-49 min per GM-CIHT rung on 2 cores (free / shared with other jobs), not left in the session"
 COST = {
-    name: "CPU time: with 3 in-context examples one LoRA fine-tuning step took 89-133 s on the shared cores "
-    "(40 steps: ~1.5 h before generating), not left in the session"
+    name: "CPU time: with 3 in-context examples a rung took 24 min on 2 cores (15-19 s per LoRA step; "
+    "89-133 s per step when four jobs shared the cores), not left in the session"
     for name in ("fixed-icl3", "hybrid-icl3")
 }
 
