@@ -31,6 +31,9 @@ def test_repository_params_are_valid():
         ("reshape", {"variants": [{"name": "a", "kep": 4}]}, "reshape.variants[0].kep: not a variant key"),
         ("reshape", {"variants": [{"name": "a", "keep": 0}]}, "reshape.variants[0].keep must be in [1"),
         ("reshape", {"variants": [{"name": "a"}, {"name": "a", "keep": 2}]}, "reshape.variants names a more than once"),
+        ("qa", {"question_splits": "11B1"}, "qa.question_splits must be a list, got '11B1'"),
+        ("qa", {"question_splits": ["11B1", "11B1"]}, "qa.question_splits lists a split more than once"),
+        ("qa", {"example_split": "7B1", "question_splits": ["7B1"]}, "qa.question_splits: 7B1 is qa.example_split"),
     ],
 )
 def test_bad_params_name_the_key(section, raw, needle):
