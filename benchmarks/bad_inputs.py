@@ -148,33 +148,35 @@ def retrieval_data(qrels: list[tuple[str, str, int, str]]) -> Callable[[Path], N
     return write
 
 
-def bioasq_data(d: Path) -> None:
+def _bioasq(d: Path, rows: list[tuple[str, str, str, str]]) -> None:
+    """A converted BioASQ folder: one question per row ``(id, split, question, snippet)``,
+    its answer and gold record ``u<n>`` taken from the snippet."""
     import pandas as pd
 
     from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, write_table
 
-    qs = [("q1", "B1", "factoid", "what lowers cholesterol", ["statins"], ["statins"], ["u1"])]
+    qs, sn = [], []
+    for i, (qid, split, question, snippet) in enumerate(rows, 1):
+        answer = snippet.split()[0].lower()
+        qs.append((qid, split, "factoid", question, [answer], [answer], [f"u{i}"]))
+        sn.append((qid, f"{qid}-0", snippet, f"u{i}", "abstract", "abstract", 0, len(snippet)))
     write_table(pd.DataFrame(qs, columns=QA_QUESTIONS.names), d / "data" / "questions.parquet", QA_QUESTIONS)
-    sn = [("q1", "q1-0", "Statins lower cholesterol.", "u1", "abstract", "abstract", 0, 26)]
     write_table(pd.DataFrame(sn, columns=QA_SNIPPETS.names), d / "data" / "snippets.parquet", QA_SNIPPETS)
+
+
+def bioasq_data(d: Path) -> None:
+    _bioasq(d, [("q1", "B1", "what lowers cholesterol", "Statins lower cholesterol.")])
 
 
 def bioasq_two_batches(d: Path) -> None:
     """Two batches (7B1 examples, 8B1 answered), one question each."""
-    import pandas as pd
-
-    from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, write_table
-
-    qs = [
-        ("q1", "7B1", "factoid", "what lowers cholesterol", ["statins"], ["statins"], ["u1"]),
-        ("q2", "8B1", "factoid", "what lowers fever", ["aspirin"], ["aspirin"], ["u2"]),
-    ]
-    write_table(pd.DataFrame(qs, columns=QA_QUESTIONS.names), d / "data" / "questions.parquet", QA_QUESTIONS)
-    sn = [
-        ("q1", "q1-0", "Statins lower cholesterol.", "u1", "abstract", "abstract", 0, 26),
-        ("q2", "q2-0", "Aspirin lowers fever.", "u2", "abstract", "abstract", 0, 21),
-    ]
-    write_table(pd.DataFrame(sn, columns=QA_SNIPPETS.names), d / "data" / "snippets.parquet", QA_SNIPPETS)
+    _bioasq(
+        d,
+        [
+            ("q1", "7B1", "what lowers cholesterol", "Statins lower cholesterol."),
+            ("q2", "8B1", "what lowers fever", "Aspirin lowers fever."),
+        ],
+    )
 
 
 def report(path: str, **expected: Any) -> Callable[[Path], None]:

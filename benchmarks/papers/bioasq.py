@@ -266,7 +266,7 @@ def reranker_label(out: Path, reranker: str) -> str:
     if reranker == "minilm":
         return "minilm (MiniLM with a fresh seeded head: untrained, a weak ranker)"
     report = Path(reranker) / "report.json"
-    if Path(reranker) == out / "reranker" and report.is_file():
+    if Path(reranker).resolve() == (out / "reranker").resolve() and report.is_file():
         r = json.loads(report.read_text())
         return (
             f"MiniLM fine-tuned by the train_reranker stage ({r['steps']} steps, {r['groups']} question groups "
@@ -330,7 +330,7 @@ def icl_table(args: argparse.Namespace, best: str, wall_s: float, command: str) 
         command=f"make paper-bioasq  ({command})",
         sample=f"the same {len(a)} questions as Tables 1, 2 and 5 (paired); examples from split 7B1, "
         f"{k} of the answered question's type (qa.examples_by_type), each with its own context of the arm",
-        models=f"generator {p['generate']['model']}; cross-encoder {p['reshape']['reranker']} (as Table 2)",
+        models=f"generator {p['generate']['model']}; cross-encoder {reranker_label(args.out, p['reshape']['reranker'])} (as Table 2)",
         wall_s=wall_s,
         metrics=TESTED,
         rows=rows,
