@@ -411,6 +411,9 @@ class QAParams:
     n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
     examples_by_type: bool = False  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
     max_new_tokens: int = 48
+    # The system prompt lets the model reply "The context does not say." instead of guessing;
+    # evaluate_qa counts non-responses (``declined``) either way.
+    decline: bool = False
     # What the model reads, one arm each: retrieved (one arm per chunk method of `methods`),
     # reshaped (reshape.*), gold (the gold passages), none (no context).
     contexts: list[str] = field(default_factory=lambda: ["retrieved"])

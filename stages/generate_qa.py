@@ -16,7 +16,7 @@ from biochunk import cli, models, params
 from biochunk.generation import generator
 from biochunk.generation.contexts import context_texts
 from biochunk.generation.model import load_causal_lm
-from biochunk.generation.qa import SYSTEM_QA, Turn, example_turns, parse_answer, parse_yesno, prompt_parts, qa_user
+from biochunk.generation.qa import Turn, example_turns, parse_answer, parse_yesno, prompt_parts, qa_user, system_qa
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table, write_json, write_table
 
 log = logging.getLogger("generate_qa")
@@ -50,7 +50,7 @@ def main() -> None:
             examples = example_turns(pool, texts, method, qp.n_examples, group["type"] if qp.examples_by_type else None)
             contexts = [texts.get((i, method), "") for i in group["id"]]
             parts = [
-                prompt_parts(lm.tokenizer, SYSTEM_QA, examples, Turn(qa_user(q, c))) for q, c in zip(group["question"], contexts)
+                prompt_parts(lm.tokenizer, system_qa(qp.decline), examples, Turn(qa_user(q, c))) for q, c in zip(group["question"], contexts)
             ]
             prefix = parts[0][0] if parts else ""
             t0 = time.perf_counter()
@@ -85,6 +85,7 @@ def main() -> None:
         )
     df = pd.DataFrame(rows, columns=QA_ANSWERS.names)
     report["model"] = gp.model
+    report["decline"] = qp.decline
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)
         write_table(df, tmp / "answers.parquet", QA_ANSWERS)

@@ -12,11 +12,12 @@ import pytest
 
 from biochunk.datasets import qa as qa_data
 from biochunk.evaluation import compare
-from biochunk.evaluation.answers import rouge_scores, rouge_su4_tokens, su4_units
+from biochunk.evaluation.answers import DECLINE_REPLY, declined, rouge_scores, rouge_su4_tokens, su4_units
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.generation.qa import (
     SYSTEM_QA,
     Turn,
+    system_qa,
     assemble_context,
     parse_answer,
     parse_yesno,
@@ -233,6 +234,36 @@ def test_parse_answer(raw, answer):
 def test_parse_yesno(raw, strict, anywhere):
     assert parse_yesno(raw) == strict
     assert parse_yesno(raw, anywhere=True) == anywhere
+
+
+@pytest.mark.parametrize(
+    "answer, is_decline",
+    [
+        (DECLINE_REPLY, True),  # the reply qa.decline asks for
+        ("", True),
+        ("   ", True),
+        ("The context does not mention the incubation period.", True),
+        ("The passages do not provide this.", True),
+        ("The dose is not stated in the text.", True),
+        ("There is not enough information to answer.", True),
+        ("I don't know.", True),
+        ("This cannot be determined from the passages.", True),
+        ("I am unable to answer that.", True),
+        ("5 days", False),
+        ("No, ivermectin is not effective against SARS-CoV-2.", False),  # a "no" answer is an answer
+        ("Probably the ACE2 receptor.", False),
+        ("It is not known to cause liver damage.", False),  # "not known" here is the answer's content
+        ("No information is given on this.", True),
+    ],
+)
+def test_declined_counts_empty_answers_and_declines_only(answer, is_decline):
+    assert declined(answer) is is_decline
+
+
+def test_decline_instruction_names_the_reply_the_detector_counts():
+    assert system_qa(False) == SYSTEM_QA
+    assert system_qa(True).startswith(SYSTEM_QA) and system_qa(True).endswith(DECLINE_REPLY)
+    assert declined(system_qa(True).rsplit(": ", 1)[1])
 
 
 # --- QA views of the datasets ---

@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
+from biochunk.evaluation.answers import DECLINE_REPLY
+from biochunk.generation.qa import SYSTEM_QA, system_qa
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -66,6 +68,7 @@ def _params(tmp_path: Path, **sections) -> Path:
     base = yaml.safe_load((ROOT / "params.yaml").read_text())
     for name, values in sections.items():
         base[name].update(values)
+    tmp_path.mkdir(exist_ok=True)
     p = tmp_path / "params.yaml"
     p.write_text(yaml.safe_dump(base, sort_keys=False))
     return p
@@ -97,6 +100,13 @@ def test_qa_stages_write_contexts_answers_metrics_and_the_comparison(tmp_path, c
     assert len(answers) == 8  # 4 questions x 2 methods
     assert all(pr.startswith("<|im_start|>system\n") for pr in answers["prompt"])
     assert all(pr.count("<|im_start|>assistant") == 2 for pr in answers["prompt"])  # one example + the question
+    # qa.decline reaches the model: the same questions, the permission to decline in the prompt.
+    declining = _params(tmp_path / "decline", qa={**yaml.safe_load(params.read_text())["qa"], "decline": True})
+    _run("generate_qa.py", "--qa", "qa", "--out", "answers-decline", "--params", str(declining), cwd=tmp_path)
+    allowed = read_table(tmp_path / "answers-decline" / "answers.parquet", QA_ANSWERS)
+    assert list(allowed["question_id"]) == list(answers["question_id"])
+    assert not answers["prompt"].str.contains(DECLINE_REPLY, regex=False).any()
+    assert all(b == a.replace(SYSTEM_QA, system_qa(True), 1) for a, b in zip(answers["prompt"], allowed["prompt"]))
 
     _run(
         "evaluate_qa.py", "--dataset", "covidqa", "--qa", "qa", "--answers", "answers", "--metrics", "m.json",
@@ -105,7 +115,7 @@ def test_qa_stages_write_contexts_answers_metrics_and_the_comparison(tmp_path, c
     metrics = json.loads((tmp_path / "m.json").read_text())
     for method in ("fixed", "recursive"):
         m = metrics[method]
-        for key in ("rouge2_f1", "rougesu4_f1", "bertscore_f1", "gold_doc_hit@1"):
+        for key in ("rouge2_f1", "rougesu4_f1", "bertscore_f1", "gold_doc_hit@1", "declined"):
             assert m[f"{key}_ci_low"] <= m[key] <= m[f"{key}_ci_high"]
     assert set(metrics["anova"]) == {"rouge2_f1", "rougesu4_f1", "bertscore_f1"}
     md = (tmp_path / "report" / "comparison.md").read_text()

@@ -30,10 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -45,7 +42,9 @@ from biochunk.errors import UserError
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, publish
 from biochunk.io import QA_ANSWERS, read_table
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository (benchmarks/papers/ -> ..)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling helper, also as benchmarks.papers.bioasq
+from stage_runner import ROOT, apply_sets, run_stages
+
 PAPER = "bioasq-reshaping"
 UNRANKED = "reshaped:unranked-5x4"
 TRAINED = "trained"  # --reranker: fine-tune one with the train_reranker stage first
@@ -90,17 +89,10 @@ def run_params(args: argparse.Namespace) -> dict:
         reranker=str(args.out / "reranker") if args.reranker == TRAINED else args.reranker,
         variants=[{"name": n, "rank": r, "top_m": m, "keep": k} for n, r, m, k in VARIANTS],
     )
-    for s in args.set:
-        key, _, value = s.partition("=")
-        head, _, tail = key.partition(".")
-        if not tail or head not in p:
-            raise UserError(f"--set {s}: expected section.key=value, e.g. generate.model=smollm2-135m")
-        p[head][tail] = yaml.safe_load(value)
-    return p
+    return apply_sets(p, args.set)
 
 
-def run_stages(args: argparse.Namespace, params_file: Path, out: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def run_qa(args: argparse.Namespace, params_file: Path, out: Path) -> float:
     fetch = [] if (args.data / "questions.parquet").is_file() else [
         ["download.py", "--dataset", "bioasq", "--out", str(args.raw)],
         ["convert.py", "--dataset", "bioasq", "--raw", str(args.raw), "--out", str(args.data)],
@@ -121,13 +113,7 @@ def run_stages(args: argparse.Namespace, params_file: Path, out: Path) -> float:
             "--metrics", str(out / "metrics.json"), "--report", str(out / "report"), "--plots", str(out / "plots"),
         ],
     ]  # fmt: skip
-    t0 = time.perf_counter()
-    for step in steps:
-        print(f"== {step[0]}", flush=True)
-        subprocess.run(
-            [sys.executable, str(ROOT / "stages" / step[0]), *step[1:], "--params", str(params_file)], env=env, check=True
-        )
-    return time.perf_counter() - t0
+    return run_stages(steps, params_file)
 
 
 def label(arm: str) -> str:
@@ -377,7 +363,7 @@ def main() -> None:
         pf = args.out / "params.yaml"
         pf.write_text(yaml.safe_dump(run_params(args), sort_keys=False))
         params.load(pf)  # one clear error line before any work
-        wall = run_stages(args, pf, args.out)
+        wall = run_qa(args, pf, args.out)
         args.command = " ".join(["python", "benchmarks/papers/bioasq.py", *sys.argv[1:]])
         wall_file.write_text(json.dumps({"wall_s": wall, "command": args.command}))
     out = tables(args, wall)
@@ -392,7 +378,7 @@ def main() -> None:
             icl_wall.write_text(
                 json.dumps(
                     {
-                        "wall_s": run_stages(args, pf, icl_dir),
+                        "wall_s": run_qa(args, pf, icl_dir),
                         "command": " ".join(["python", "benchmarks/papers/bioasq.py", *sys.argv[1:]]),
                     }
                 )

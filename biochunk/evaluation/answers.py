@@ -14,6 +14,7 @@ of each of P, R and F1 over the references.
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
@@ -23,6 +24,28 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 SU4_MAX_GAP = 4  # words allowed between the two words of a skip-bigram
+
+# The reply qa.decline asks for when the context lacks the answer (generation.qa's prompt).
+DECLINE_REPLY = "The context does not say."
+# A non-response in the model's own words: the context (or the model) lacks the answer.
+# Written for the replies small chat models give; an answer that hedges but still answers
+# ("probably X") is an answer.
+_DECLINE = re.compile(
+    r"\bthe (?:context|passages?|text) (?:does|do) not (?:say|mention|state|provide|contain|specify|include|give|answer)"
+    r"|\b(?:is|are|was|were) not (?:mentioned|stated|provided|given|specified|discussed|addressed)\b"
+    r"|\b(?:no|not enough|insufficient) information\b"
+    r"|\bi (?:do not|don't|cannot|can't|am unable to) (?:know|answer|determine|find|tell)\b"
+    r"|\b(?:cannot|can't|unable to) (?:be )?(?:answer|determin)",
+    re.IGNORECASE,
+)
+
+
+def declined(answer: str) -> bool:
+    """A non-response: an empty answer, or one saying the context (or the model) lacks it.
+
+    The clinical study's non-response rate is the share of such answers per chunk method.
+    """
+    return not answer.strip() or bool(_DECLINE.search(answer))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biochunk.evaluation.answers import bertscore, rouge_scores
+from biochunk.evaluation.answers import bertscore, declined, rouge_scores
 from biochunk.evaluation.plots import histogram_table  # noqa: F401  (evaluate_qa's table)
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import atomic_path
@@ -23,7 +23,8 @@ COMPARED = ["rouge2_f1", "rougesu4_f1", "bertscore_f1"]
 def score_answers(
     answers: pd.DataFrame, questions: pd.DataFrame, bert_model: str, bert_layers: int, bert_batch: int
 ) -> pd.DataFrame:
-    """One row per (question, method): ROUGE-2, ROUGE-SU4 and BERTScore P/R/F1; yes/no
+    """One row per (question, method): ROUGE-2, ROUGE-SU4 and BERTScore P/R/F1; whether the
+    answer is a non-response (``declined``: empty, or says the context lacks it); yes/no
     correctness for yes/no questions and whether the context held the answer for
     extractive ones (NaN elsewhere)."""
     q = questions.set_index("id")
@@ -39,6 +40,7 @@ def score_answers(
             "question_id": answers["question_id"].to_numpy(),
             "method": answers["method"].to_numpy(),
             **scores,
+            "declined": [float(declined(a)) for a in cands],
             "yesno_correct": yesno,
             "context_has_answer": held,
         }
@@ -61,7 +63,7 @@ def summary(scores: pd.DataFrame, extra: pd.DataFrame | None, n_boot: int, seed:
     table = scores if extra is None else scores.merge(extra, on=["question_id", "method"], how="left")
     cols = (
         HEADLINE
-        + ["yesno_correct", "context_has_answer"]
+        + ["declined", "yesno_correct", "context_has_answer"]
         + ([c for c in extra.columns if c not in ("question_id", "method")] if extra is not None else [])
     )
     out: dict[str, Any] = {}

@@ -14,10 +14,22 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from biochunk.evaluation.answers import DECLINE_REPLY
+
 SYSTEM_QA = (
     "You are a biomedical expert. Answer the question from the context passages. "
     "Reply with a short answer of one or two sentences; for a yes/no question, start with yes or no."
 )
+# qa.decline: the model may say the context lacks the answer instead of guessing (the
+# clinical study's non-response rate counts such replies; evaluation.answers.declined).
+DECLINE_INSTRUCTION = f" If the context passages do not contain the answer, reply only: {DECLINE_REPLY}"
+
+
+def system_qa(decline: bool = False) -> str:
+    """The QA system message, with the permission to decline when ``decline``."""
+    return SYSTEM_QA + (DECLINE_INSTRUCTION if decline else "")
+
+
 SYSTEM_CLASSIFY = (
     "You are a biomedical expert. Decide whether the sentence reports an adverse drug event: "
     "a harmful effect caused by a drug. Similar labelled sentences are given as evidence. Reply with yes or no."

@@ -37,7 +37,8 @@ _NOT_PROPOSITIONS = frozenset([EXAMPLE_SENTENCE, *EXAMPLE_PROPOSITIONS])
 _META = re.compile(r"^(?:the|this) (?:sentence|statement|proposition)s?\b", re.IGNORECASE)
 _LABEL = re.compile(r"^(?:sentence|proposition)s?\s*:\s*", re.IGNORECASE)
 HEADER_SYSTEM = "You write short titles for passages of biomedical text."
-HEADER_INSTRUCTION = "Write a title of at most six words for the passage. Answer with the title only.\n\nPassage: "
+# The clinical study's micro-headers are 5-15 words (there from a BART summariser).
+HEADER_INSTRUCTION = "Write a title of 5 to 15 words for the passage. Answer with the title only.\n\nPassage: "
 
 _MARK = "\u0000INPUT\u0000"
 # A list marker at the start of a line: "-", "*", "•", "1.", "2)".
@@ -116,7 +117,7 @@ class Rewriter:
         raw = self._run(PROPOSITION_SYSTEM, PROPOSITION_INSTRUCTION, sentences, max_new_tokens, self.temperature)
         return [parse_propositions(r) for r in raw]
 
-    def titles(self, passages: Sequence[str], max_new_tokens: int = 16, max_words: int = 200) -> list[str]:
+    def titles(self, passages: Sequence[str], max_new_tokens: int = 32, max_words: int = 200) -> list[str]:
         """A short title per passage (greedy); passages are cut to their first ``max_words`` words."""
         cut = [" ".join(p.split()[:max_words]) for p in passages]
         return [parse_title(r) for r in self._run(HEADER_SYSTEM, HEADER_INSTRUCTION, cut, max_new_tokens, 0.0)]
