@@ -1104,6 +1104,10 @@ def test_rewrite_parsing_and_plain_prompt() -> None:
     assert parse_propositions(echo) == ["A binds B."], "echoed example, remarks and labels are not propositions"
     assert parse_title('\n Title: "COX-2 inhibition"\nmore') == "COX-2 inhibition"
     assert parse_title("   \n") == ""
+    assert parse_title('The title of the passage is: "DC-SIGNR and HIV-1 transmission"') == "DC-SIGNR and HIV-1 transmission"
+    assert parse_title("Title for this passage: A B") == "A B" and parse_title("Titles of drugs") == "Titles of drugs"
+    assert parse_title("Title drug") == "Title drug" and parse_title("The title is COX-2") == "COX-2"
+    assert parse_title(" ".join(f"w{i}" for i in range(30))) == " ".join(f"w{i}" for i in range(15))  # 5-15 words asked
     prefix, template = chat_parts(object(), "SYS", "Do it: ")  # no chat template: plain text
     assert prefix == "SYS\n\nDo it: " and template.format("x") == "x\n\nAnswer:\n"
 

@@ -1,9 +1,11 @@
 """benchmarks/papers/clinical.py: a wrong flag stops it with one line before any work."""
 
+import argparse
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT
 
@@ -17,6 +19,8 @@ SCRIPT = ROOT / "benchmarks" / "papers" / "clinical.py"
         (["--retrievers", "splade"], "error: --retrievers: unknown retriever 'splade'; known: dense, bm25"),
         (["--max-questions", "0"], "error: --max-questions must be >= 1, got 0"),
         (["--k", "10"], "error: --k: the paper's figures are at k = 5"),
+        (["--parts", "retrieval,tables"], "error: --parts: unknown part 'tables'; known: retrieval, headers, non-response"),
+        (["--answer-questions", "0"], "error: --header-articles and --answer-questions must be >= 1, got 10, 0"),
     ],
 )
 def test_bad_flags_give_one_line(tmp_path, args, message):
@@ -33,3 +37,15 @@ def test_missing_data_is_named(tmp_path):
         [sys.executable, str(SCRIPT), "--data", str(tmp_path / "none")], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert r.returncode == 2 and "--data: no documents.parquet in" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_non_response_run_params_answer_every_method_with_decline_allowed(tmp_path):
+    from benchmarks.papers.clinical import ANSWER_ARMS, ANSWER_METHODS, answer_params
+    from biochunk import params
+    from biochunk.generation.contexts import arms
+
+    pf = tmp_path / "params.yaml"
+    pf.write_text(yaml.safe_dump(answer_params(argparse.Namespace(params=ROOT / "params.yaml", answer_questions=100))))
+    qa = params.load(pf)["qa"]
+    assert qa.decline and qa.max_questions == 100 and qa.corpus == "sampled"
+    assert arms(qa.contexts, qa.methods) == list(ANSWER_ARMS) and qa.methods == ANSWER_METHODS  # every arm has a row

@@ -12,6 +12,13 @@ project's defaults and the paper's settings sit in one table, each named. Dense 
 the project's one dense search (``embed_search``, ``embed.model``; vectors cached per text in
 ``--cache``), BM25 is Pyserini with the paper's k1 / b, reported in its own table. Writes
 docs/results/clinical.md (the marked blocks) and docs/results/data/clinical-*.json.
+
+Two more parts (``--parts``) need the generator, so they run on samples sized for two CPU cores:
+``headers`` compares adaptive chunks with the project's noun-phrase micro-header, a 5-15-word
+title written by ``chunk.generator`` and none, on ``--header-articles`` articles (one generator
+call per chunk); ``non-response`` answers ``--answer-questions`` questions through the
+pipeline's QA stages (qa_context -> generate_qa -> evaluate_qa, ``qa.decline: true``) with each
+chunk method's context, the gold passage and none, and reports the share of answers that decline.
 """
 
 from __future__ import annotations
@@ -357,7 +364,7 @@ def answer_params(args) -> dict:
         max_questions=args.answer_questions,
         decline=True,
     )
-    return apply_sets(p, args.set)
+    return p
 
 
 def non_response_table(args) -> PaperTable:
@@ -460,7 +467,12 @@ def main() -> None:
     ap.add_argument(
         "--answers-out", type=Path, default=Path("build/paper-clinical"), help="non-response: the QA stages' run folder"
     )
-    ap.add_argument("--set", action="append", default=[], help="non-response: section.key=value on top (e.g. generate.model=...)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="section.key=value on top of --params (e.g. generate.model=..., chunk.generator=...)",
+    )
     args = ap.parse_args()
     settings = [s for s in args.settings.split(",") if s]
     retrievers = [r for r in args.retrievers.split(",") if r]
@@ -484,6 +496,12 @@ def main() -> None:
         raise UserError(f"--max-questions must be >= 1, got {args.max_questions}")
     if not (args.data / "documents.parquet").is_file():
         raise UserError(f"--data: no documents.parquet in {args.data}; convert COVID-QA first (make paper-clinical does)")
+    if args.set:  # --set reaches every part: the params with the overrides, checked before any work
+        args.answers_out.mkdir(parents=True, exist_ok=True)
+        merged = args.answers_out / "params-set.yaml"
+        merged.write_text(yaml.safe_dump(apply_sets(yaml.safe_load(Path(args.params).read_text()), args.set), sort_keys=False))
+        params.load(merged)
+        args.params = merged
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     if args.threads:

@@ -38,6 +38,10 @@ _META = re.compile(r"^(?:the|this) (?:sentence|statement|proposition)s?\b", re.I
 _LABEL = re.compile(r"^(?:sentence|proposition)s?\s*:\s*", re.IGNORECASE)
 HEADER_SYSTEM = "You write short titles for passages of biomedical text."
 # The clinical study's micro-headers are 5-15 words (there from a BART summariser).
+HEADER_MAX_WORDS = 15
+_TITLE_LABEL = re.compile(
+    r"^(?:(?:the|a) )?(?:suggested )?title\b(?: (?:of|for) (?:the|this) passage)?(?:\s*:|\s+is\b:?)\s*", re.IGNORECASE
+)
 HEADER_INSTRUCTION = "Write a title of 5 to 15 words for the passage. Answer with the title only.\n\nPassage: "
 
 _MARK = "\u0000INPUT\u0000"
@@ -72,12 +76,13 @@ def parse_propositions(raw: str) -> list[str]:
 
 
 def parse_title(raw: str) -> str:
-    """The first non-empty line, without quotes, list markers or a "Title:" label."""
+    """The first non-empty line, without quotes, list markers or a title label ("Title:", "The
+    title of the passage is:"), cut to ``HEADER_MAX_WORDS`` words (small models run on)."""
     for line in raw.splitlines():
         text = _BULLET.sub("", line).strip().strip("\"'*").strip()
-        text = re.sub(r"^title\s*:\s*", "", text, flags=re.IGNORECASE).strip("\"'").strip()
+        text = _TITLE_LABEL.sub("", text).strip().strip("\"'*").strip()
         if text:
-            return text
+            return " ".join(text.split()[:HEADER_MAX_WORDS])
     return ""
 
 
