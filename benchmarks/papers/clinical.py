@@ -369,22 +369,29 @@ def answer_params(args) -> dict:
 
 def non_response_table(args) -> PaperTable:
     """Answers through qa_context -> generate_qa -> evaluate_qa; the share that decline, per arm."""
-    out = args.answers_out
-    out.mkdir(parents=True, exist_ok=True)
-    pf = out / "params.yaml"
-    pf.write_text(yaml.safe_dump(answer_params(args), sort_keys=False))
-    p = params.load(pf)  # one clear error line before any work
-    wall = run_stages(
-        [
-            ["qa_context.py", "--dataset", "covidqa", "--data", str(args.data), "--out", str(out / "qa")],
-            ["generate_qa.py", "--qa", str(out / "qa"), "--out", str(out / "answers")],
+    out, pf = args.answers_out, args.answers_out / "params.yaml"
+    done = out / "wall_s.json"
+    if args.publish_only:  # the table again from a finished run
+        if not done.is_file():
+            raise UserError(f"{out}: no finished non-response run here (no wall_s.json); run without --publish-only first")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        pf.write_text(yaml.safe_dump(answer_params(args), sort_keys=False))
+        params.load(pf)  # one clear error line before any work
+        wall = run_stages(
             [
-                "evaluate_qa.py", "--dataset", "covidqa", "--qa", str(out / "qa"), "--answers", str(out / "answers"),
-                "--metrics", str(out / "metrics.json"), "--report", str(out / "report"), "--plots", str(out / "plots"),
+                ["qa_context.py", "--dataset", "covidqa", "--data", str(args.data), "--out", str(out / "qa")],
+                ["generate_qa.py", "--qa", str(out / "qa"), "--out", str(out / "answers")],
+                [
+                    "evaluate_qa.py", "--dataset", "covidqa", "--qa", str(out / "qa"), "--answers", str(out / "answers"),
+                    "--metrics", str(out / "metrics.json"), "--report", str(out / "report"), "--plots", str(out / "plots"),
+                ],
             ],
-        ],
-        pf,
-    )  # fmt: skip
+            pf,
+        )  # fmt: skip
+        done.write_text(json.dumps({"wall_s": wall}))
+    wall = json.loads(done.read_text())["wall_s"]
+    p = params.load(pf)
     scores = pd.read_csv(out / "report" / "scores.csv", dtype={"question_id": str}).sort_values(["method", "question_id"])
     by = {m: g for m, g in scores.groupby("method")}
     rows = [
@@ -419,10 +426,10 @@ def non_response_table(args) -> PaperTable:
         command=args.command,
         sample=(
             f"{n} COVID-QA questions (a seeded sample, --answer-questions; qa.corpus: sampled, i.e. the articles of the "
-            f"sampled questions pooled), top {p.qa.top_k} chunks within {p.qa.context_words} words per prompt, "
-            f"{p.qa.n_examples} in-context example; every arm answers the same questions"
+            f"sampled questions pooled), top {p['qa'].top_k} chunks within {p['qa'].context_words} words per prompt, "
+            f"{p['qa'].n_examples} in-context example; every arm answers the same questions"
         ),
-        models=f"generator {gen['model']} (generate.model), greedy, ≤ {p.qa.max_new_tokens} new tokens; embedder {p.embed.model}",
+        models=f"generator {gen['model']} (generate.model), greedy, ≤ {p['qa'].max_new_tokens} new tokens; embedder {p['embed'].model}",
         wall_s=wall,
         metrics=list(ANSWER_METRICS),
         rows=rows,
@@ -466,6 +473,9 @@ def main() -> None:
     ap.add_argument("--answer-questions", type=int, default=100, help="non-response: a seeded sample of questions answered")
     ap.add_argument(
         "--answers-out", type=Path, default=Path("build/paper-clinical"), help="non-response: the QA stages' run folder"
+    )
+    ap.add_argument(
+        "--publish-only", action="store_true", help="non-response: the table again from the finished run in --answers-out"
     )
     ap.add_argument(
         "--set",
