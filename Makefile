@@ -134,8 +134,8 @@ paper-biomedrag: install
 
 # Chunking for clinical decision support: retrieval P / R / F1 @ 5 per chunk setting on every
 # COVID-QA question, dense and BM25 (k1 1.2, b 0.75) (~13 min with cached embeddings); generator
-# micro-headers on 10 articles (~25 min) and the non-response rate of 100 answers per chunk
-# method (~45 min) on two CPU cores. One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes:
+# micro-headers on 30 articles (~15 min) and the non-response rate of 100 answers per chunk
+# method (~15 min) on two CPU cores. One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes:
 # CLINICAL_ARGS="--header-articles 98 --answer-questions 1380 --set generate.model=<hub id>".
 CLINICAL_ARGS ?=
 paper-clinical: install data/interim/covidqa/report.json

@@ -20,7 +20,7 @@ SCRIPT = ROOT / "benchmarks" / "papers" / "clinical.py"
         (["--max-questions", "0"], "error: --max-questions must be >= 1, got 0"),
         (["--k", "10"], "error: --k: the paper's figures are at k = 5"),
         (["--parts", "retrieval,tables"], "error: --parts: unknown part 'tables'; known: retrieval, headers, non-response"),
-        (["--answer-questions", "0"], "error: --header-articles and --answer-questions must be >= 1, got 10, 0"),
+        (["--answer-questions", "0"], "error: --header-articles and --answer-questions must be >= 1, got 30, 0"),
     ],
 )
 def test_bad_flags_give_one_line(tmp_path, args, message):

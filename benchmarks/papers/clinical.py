@@ -301,7 +301,7 @@ def headers_table(args, data: qa.QAData, cp, ep) -> PaperTable:
         _, hits = embed_search(encoder, chunks, qvecs, args.k, use_gpu="auto")
         scores[header] = scores_of(chunks, hits, qids, data.gold)
         sizes[header] = len(chunks)
-        titles[header] = chunks["metadata"].head(3).tolist()
+        titles[header] = [json.loads(m).get("header", "") for m in chunks["metadata"].head(3)]
         log.info(
             "header %s: %d chunks, F1 %.3f (%.0f s)",
             header,
@@ -349,7 +349,10 @@ def headers_table(args, data: qa.QAData, cp, ep) -> PaperTable:
                 "offsets, so the rows differ only in what the embedder reads."
             ),
             "",
-            "First generator titles: " + "; ".join(str(t) for t in titles["generator"]),
+            "The first three chunks' headers, generator: "
+            + "; ".join(f"“{t}”" for t in titles["generator"])
+            + "; noun phrase: "
+            + "; ".join(f"“{t}”" for t in titles["phrase"]),
         ],
     )
 
@@ -469,7 +472,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     ap.add_argument("--command", default="make paper-clinical", help="the command written into the tables")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated; known: {', '.join(PARTS)}")
-    ap.add_argument("--header-articles", type=int, default=10, help="headers: a seeded sample of articles")
+    ap.add_argument("--header-articles", type=int, default=30, help="headers: a seeded sample of articles")
     ap.add_argument("--answer-questions", type=int, default=100, help="non-response: a seeded sample of questions answered")
     ap.add_argument(
         "--answers-out", type=Path, default=Path("build/paper-clinical"), help="non-response: the QA stages' run folder"
