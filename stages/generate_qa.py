@@ -50,7 +50,8 @@ def main() -> None:
             examples = example_turns(pool, texts, method, qp.n_examples, group["type"] if qp.examples_by_type else None)
             contexts = [texts.get((i, method), "") for i in group["id"]]
             parts = [
-                prompt_parts(lm.tokenizer, system_qa(qp.decline), examples, Turn(qa_user(q, c))) for q, c in zip(group["question"], contexts)
+                prompt_parts(lm.tokenizer, system_qa(qp.decline), examples, Turn(qa_user(q, c)))
+                for q, c in zip(group["question"], contexts)
             ]
             prefix = parts[0][0] if parts else ""
             t0 = time.perf_counter()

@@ -17,12 +17,12 @@ from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.generation.qa import (
     SYSTEM_QA,
     Turn,
-    system_qa,
     assemble_context,
     parse_answer,
     parse_yesno,
     prompt_parts,
     qa_user,
+    system_qa,
 )
 from tests.conftest import ROOT
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
 from biochunk.evaluation.answers import DECLINE_REPLY
 from biochunk.generation.qa import SYSTEM_QA, system_qa
+from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
