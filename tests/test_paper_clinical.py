@@ -19,8 +19,12 @@ SCRIPT = ROOT / "benchmarks" / "papers" / "clinical.py"
         (["--retrievers", "splade"], "error: --retrievers: unknown retriever 'splade'; known: dense, bm25"),
         (["--max-questions", "0"], "error: --max-questions must be >= 1, got 0"),
         (["--k", "10"], "error: --k: the paper's figures are at k = 5"),
-        (["--parts", "retrieval,tables"], "error: --parts: unknown part 'tables'; known: retrieval, headers, non-response"),
-        (["--answer-questions", "0"], "error: --header-articles and --answer-questions must be >= 1, got 30, 0"),
+        (
+            ["--parts", "retrieval,tables"],
+            "error: --parts: unknown part 'tables'; known: retrieval, proposition, headers, non-response",
+        ),
+        (["--answer-questions", "0"], "error: --answer-questions must be >= 1, got 0"),
+        (["--proposition-articles", "-1"], "error: --proposition-articles must be >= 1, got -1"),
     ],
 )
 def test_bad_flags_give_one_line(tmp_path, args, message):
