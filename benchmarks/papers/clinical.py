@@ -529,7 +529,7 @@ def main() -> None:
     ap.add_argument("--command", default="make paper-clinical", help="the command written into the tables")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated; known: {', '.join(PARTS)}")
     ap.add_argument(
-        "--proposition-articles", type=int, default=5, help="proposition: a seeded sample of articles (every sentence rewritten)"
+        "--proposition-articles", type=int, default=2, help="proposition: a seeded sample of articles (every sentence rewritten)"
     )
     ap.add_argument("--header-articles", type=int, default=30, help="headers: a seeded sample of articles")
     ap.add_argument("--answer-questions", type=int, default=100, help="non-response: a seeded sample of questions answered")
