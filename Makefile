@@ -133,10 +133,11 @@ paper-biomedrag: install
 	$(BIN)/python benchmarks/papers/biomedrag.py --data data/interim --ladder build/ladder
 
 # Chunking for clinical decision support: retrieval P / R / F1 @ 5 per chunk setting on every
-# COVID-QA question, dense and BM25 (k1 1.2, b 0.75) (~13 min with cached embeddings); generator
-# micro-headers on 30 articles (~15 min) and the non-response rate of 100 answers per chunk
-# method (~15 min) on two CPU cores. One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes:
-# CLINICAL_ARGS="--header-articles 98 --answer-questions 1380 --set generate.model=<hub id>".
+# COVID-QA question, dense and BM25 (k1 1.2, b 0.75) (~2 h to embed once, then cached); on samples, as
+# the generator is slow on two CPU cores: proposition on 2 articles (~8 min), generator micro-headers
+# on 30 articles (~15 min), the non-response rate of 100 answers per chunk method (~15 min).
+# One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes: CLINICAL_ARGS="--proposition-articles 98
+# --header-articles 98 --answer-questions 1380 --set generate.model=<id> --set chunk.generator=<id>".
 CLINICAL_ARGS ?=
 paper-clinical: install data/interim/covidqa/report.json
 	OMP_NUM_THREADS=2 nice -n 10 $(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)

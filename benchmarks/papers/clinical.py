@@ -13,10 +13,11 @@ the project's one dense search (``embed_search``, ``embed.model``; vectors cache
 ``--cache``), BM25 is Pyserini with the paper's k1 / b, reported in its own table. Writes
 docs/results/clinical.md (the marked blocks) and docs/results/data/clinical-*.json.
 
-Two more parts (``--parts``) need the generator, so they run on samples sized for two CPU cores:
-``headers`` compares adaptive chunks with the project's noun-phrase micro-header, a 5-15-word
-title written by ``chunk.generator`` and none, on ``--header-articles`` articles (one generator
-call per chunk); ``non-response`` answers ``--answer-questions`` questions through the
+Three more parts (``--parts``) need the generator, so they run on samples sized for two CPU cores:
+``proposition`` runs the four-way comparison of the project defaults with proposition chunks on
+``--proposition-articles`` articles (the generator rewrites every sentence); ``headers``
+compares adaptive chunks with the project's noun-phrase micro-header, a 5-15-word title written
+by ``chunk.generator`` and none, on ``--header-articles`` articles (one generator call per chunk); ``non-response`` answers ``--answer-questions`` questions through the
 pipeline's QA stages (qa_context -> generate_qa -> evaluate_qa, ``qa.decline: true``) with each
 chunk method's context, the gold passage and none, and reports the share of answers that decline.
 """
@@ -639,8 +640,8 @@ def retrieval(args, settings: list[str], retrievers: list[str], data: qa.QAData,
             (
                 "proposition (paper 0.38 / 0.71 / 0.49)",
                 (
-                    "the generator rewrites every sentence (14,798 in COVID-QA; SmolLM2-135M managed 0.11 sentences/s on "
-                    "this CPU): on a GPU, add it with `--settings fixed,cluster,proposition,adaptive`; on a sample of "
+                    "the generator rewrites every sentence (14,798 in COVID-QA; SmolLM2-135M rewrote 0.44 sentences/s "
+                    "on two free cores, about 9 h): on a GPU, add it with `--settings fixed,cluster,proposition,adaptive`; on a sample of "
                     "articles: the proposition table"
                 ),
             ),
