@@ -1,4 +1,5 @@
-"""benchmarks/papers/clinical.py: a wrong flag stops it with one line before any work."""
+"""benchmarks/papers/clinical.py: a wrong flag stops it with one line before any work; the
+non-response run's params."""
 
 import argparse
 import subprocess

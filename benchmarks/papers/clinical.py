@@ -17,9 +17,10 @@ Three more parts (``--parts``) need the generator, so they run on samples sized 
 ``proposition`` runs the four-way comparison of the project defaults with proposition chunks on
 ``--proposition-articles`` articles (the generator rewrites every sentence); ``headers``
 compares adaptive chunks with the project's noun-phrase micro-header, a 5-15-word title written
-by ``chunk.generator`` and none, on ``--header-articles`` articles (one generator call per chunk); ``non-response`` answers ``--answer-questions`` questions through the
-pipeline's QA stages (qa_context -> generate_qa -> evaluate_qa, ``qa.decline: true``) with each
-chunk method's context, the gold passage and none, and reports the share of answers that decline.
+by ``chunk.generator`` and none, on ``--header-articles`` articles (one generator call per
+chunk); ``non-response`` answers ``--answer-questions`` questions through the pipeline's QA
+stages (qa_context -> generate_qa -> evaluate_qa, ``qa.decline: true``) with each chunk method's
+context, the gold passage and none, and reports the share of answers that decline.
 """
 
 from __future__ import annotations
@@ -647,7 +648,7 @@ def retrieval(args, settings: list[str], retrievers: list[str], data: qa.QAData,
             ),
             (
                 "proposition in the ANOVA + Tukey",
-                "the four-way comparisons lack proposition (above); the three-way ones are below",
+                "the four-way comparisons lack proposition (above); the three-way ones are below, a four-way one on a sample in the proposition table",
             ),
         ]
     )
