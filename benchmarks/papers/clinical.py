@@ -290,12 +290,11 @@ def article_sample(data: qa.QAData, n: int, seed: int) -> tuple[list, pd.DataFra
     return [d for d in docs if d.doc_id in keep], data.items[data.items["id"].astype(str).isin(asked)]
 
 
-def headers_table(args, data: qa.QAData, cp, ep) -> PaperTable:
+def headers_table(args, data: qa.QAData, cp, ep, encoder: CachedEncoder) -> PaperTable:
     """Dense P / R / F1 @ k of adaptive chunks with each kind of micro-header (paired over questions)."""
     t0 = time.perf_counter()
     docs, items = article_sample(data, args.header_articles, args.seed)
     qids, questions = items["id"].astype(str).tolist(), items["question"].astype(str).tolist()
-    encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
     qvecs = encoder.encode(questions)
     scores, sizes, titles = {}, {}, {}
     for header, _ in HEADERS:
@@ -360,13 +359,12 @@ def headers_table(args, data: qa.QAData, cp, ep) -> PaperTable:
     )
 
 
-def proposition_table(args, data: qa.QAData, cp, ep) -> PaperTable:
+def proposition_table(args, data: qa.QAData, cp, ep, encoder: CachedEncoder) -> PaperTable:
     """The four-way comparison of the project defaults with proposition, dense P / R / F1 @ k, on a
     seeded sample of articles: proposition has the generator rewrite every sentence."""
     t0 = time.perf_counter()
     docs, items = article_sample(data, args.proposition_articles, args.seed)
     qids, questions = items["id"].astype(str).tolist(), items["question"].astype(str).tolist()
-    encoder = CachedEncoder(Encoder(ep.model, ep.batch_size, ep.device), args.cache)
     qvecs = encoder.encode(questions)
     keys = GROUPS["project defaults"]
     scores, sizes, fallback, written = {}, {}, 0, 0
@@ -582,18 +580,24 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     data = qa.load("covidqa", args.data, seed=args.seed)
+    # One embedder for every part (loaded once); vectors cached per text in --cache. The
+    # counter is read by the retrieval part, which runs first.
+    counting = Counting(Encoder(ep.model, ep.batch_size, ep.device))
+    encoder = CachedEncoder(counting, args.cache)
     if "retrieval" in parts:
-        retrieval(args, settings, retrievers, data, cp, ep)
+        retrieval(args, settings, retrievers, data, cp, ep, encoder, counting)
     if "proposition" in parts:
-        publish(proposition_table(args, data, cp, ep), args.out)
+        publish(proposition_table(args, data, cp, ep, encoder), args.out)
     if "headers" in parts:
-        publish(headers_table(args, data, cp, ep), args.out)
+        publish(headers_table(args, data, cp, ep, encoder), args.out)
     if "non-response" in parts:
         publish(non_response_table(args), args.out)
     log.info("published in %s", args.out)
 
 
-def retrieval(args, settings: list[str], retrievers: list[str], data: qa.QAData, cp, ep) -> None:
+def retrieval(
+    args, settings: list[str], retrievers: list[str], data: qa.QAData, cp, ep, encoder: CachedEncoder, counting: Counting
+) -> None:
     """The four-way comparison: every setting's chunks of all articles, dense and BM25 top k."""
     t_start = time.perf_counter()
     items = data.items
@@ -601,8 +605,6 @@ def retrieval(args, settings: list[str], retrievers: list[str], data: qa.QAData,
         items = items.sample(n=args.max_questions, random_state=args.seed)
     qids, questions = items["id"].astype(str).tolist(), items["question"].astype(str).tolist()
     docs = documents(data.corpus)
-    counting = Counting(Encoder(ep.model, ep.batch_size, ep.device))
-    encoder = CachedEncoder(counting, args.cache)
     qvecs = encoder.encode(questions) if "dense" in retrievers else None
     scores: dict[tuple[str, str], pd.DataFrame] = {}
     sizes = {}
