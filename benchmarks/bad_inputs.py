@@ -54,6 +54,12 @@ class Case:
     expect: str = "error"  # or "ok"
     check: Callable[[Path], None] | None = None  # for expect="ok": raises AssertionError when wrong
     needs: str | None = None  # a module the case needs (skipped by the test when absent)
+    # "root": the stage runs from the repository root, as under dvc; "case": from the case
+    # folder, so a case whose bug would empty the working directory empties only that folder.
+    cwd: str = "root"
+    # For expect="error" too: what must still hold after the error (a folder not emptied,
+    # a file not replaced); raises AssertionError when broken (scored "destroyed").
+    guard: Callable[[Path], None] | None = None
 
 
 @dataclass
@@ -61,7 +67,7 @@ class Outcome:
     case: Case
     code: int | None  # None: an exception escaped
     stderr: str
-    kind: str  # clear | handled | traceback | partial | silent | unclear | wrong
+    kind: str  # clear | handled | traceback | partial | silent | unclear | wrong | destroyed
     detail: str = ""
 
 
@@ -407,6 +413,402 @@ CASES: list[Case] = [
     case("retrieve-with-reranking-off", "judgements", RETRIEVE, expect="ok", needs="pyserini", params={"retrieve.bm25_methods": ["none"], "retrieve.dense_methods": [], "retrieve.ks": [1, 2], "retrieve.depth": 3, "retrieve.save_depth": 3, "retrieve.rerank_depth": 2, "reshape.passages": 3}, files={"data": retrieval_data([("q1", "d1", 1, "test")]), "rr/report.json": json.dumps({"reranking": False, "reason": "no training judgements in data"}).encode()}, check=report("m.json", rerank={"skipped": "no training judgements in data"})),
 ]  # fmt: skip
 
+# The own-corpus command (stages/compare.py) and the params path, tried as a user with a
+# messy or hostile corpus would (issue 25). One block per group; each group's helpers live
+# beside its cases.
+
+# ---- group "outputs": --out / --metrics never delete or replace what the run did not create
+# Every case holds a corpus, a sentinel file and a fake `.git`; those that point an output at
+# the working directory run from the case folder (cwd="case"), so a bug there empties only
+# that folder, and the guard scores it "destroyed". The corpus has no questions: the cases
+# that succeed measure sizes only (the encoder, no BM25).
+SAFE: dict[str, bytes] = {
+    "corpus/a.txt": b"Aspirin treats pain. It is cheap.\n\nStatins lower cholesterol.\n",
+    "corpus/b.txt": b"Sleep aids memory.\n",
+    "sentinel.txt": b"keep me\n",
+    ".git/HEAD": b"ref: refs/heads/main\n",
+}
+COMPARE_OUTS = ("out", "report.html", "chunks.parquet", "metrics.json", "data")  # what a bug would write, wherever
+SQUAD_ONE = json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "Aspirin treats pain.", "qas": [{"id": "q1", "question": "What treats pain?", "answers": [{"text": "Aspirin", "answer_start": 0}]}]}]}]}).encode()  # fmt: skip
+
+
+def compare_stage(*extra: str, corpus: str = "{d}/corpus", outputs: tuple[str, ...] = COMPARE_OUTS) -> tuple:
+    return ("compare.py", ("--corpus", corpus, "--methods", "fixed", "--no-rerank", *extra), outputs)
+
+
+def safe(extra: Files | None = None) -> Files:
+    return {**SAFE, **(extra or {})}
+
+
+def intact(extra: dict[str, bytes] | None = None) -> Callable[[Path], None]:
+    """A guard: the files of ``SAFE`` and ``extra`` still hold what was written."""
+
+    def guard(d: Path) -> None:
+        for rel, data in {**SAFE, **(extra or {})}.items():
+            assert (d / rel).is_file(), f"{rel} was removed"
+            assert (d / rel).read_bytes() == data, f"{rel} was changed"
+
+    return guard
+
+
+def repository_intact(d: Path) -> None:
+    intact()(d)
+    assert (ROOT / ".git").exists() and (ROOT / "dvc.yaml").is_file(), "the repository was emptied"
+
+
+def marked_output_replaced(d: Path) -> None:
+    out = d / "out"
+    assert (out / "report.html").is_file() and not (out / "old.txt").exists(), "the previous run's folder was not replaced"
+    assert (out / ".biochunk-output").read_text() == "compare\n"
+    assert not list(d.glob(".out.*.tmp")), "a temporary sibling was left"
+
+
+def default_out_written(d: Path) -> None:
+    assert (d / "build" / "compare" / "corpus" / "report.html").is_file()
+
+
+def link_to_case(d: Path) -> None:
+    (d / "link").symlink_to(d)
+
+
+DOCS = {"docs/guide.md": b"# Guide\n"}
+OTHER_COMMAND = {"docs/.biochunk-output": b"chunk\n", "docs/chunks.parquet": b"x"}
+PROJECT = {"proj/code.py": b"print(1)\n", "proj/.git/HEAD": b"ref: refs/heads/main\n"}
+NOTES = {"notes.txt": b"mine\n"}
+README = {"README.md": b"# mine\n"}
+METRICS_DIR = {"m/keep": b"x"}
+SQUAD_FILE = {"qa.json": SQUAD_ONE}
+PREVIOUS_RUN = {"out/.biochunk-output": b"compare\n", "out/old.txt": b"x"}
+BAD_LINE = {"corpus/bad.jsonl": b"not json\n"}
+OUT = ("--out", "{d}/out")
+
+OUTPUT_CASES: list[Case] = [
+    case("out-dot", "outputs", compare_stage("--out", "."), "--out '.' is the working directory", cwd="case", files=safe(), guard=intact()),
+    case("out-dot-slash", "outputs", compare_stage("--out", "./"), "--out './' is the working directory", cwd="case", files=safe(), guard=intact()),
+    case("out-empty", "outputs", compare_stage("--out", ""), "--out '': an empty path", cwd="case", files=safe(), guard=intact()),
+    case("out-parent-of-cwd", "outputs", compare_stage("--out", ".."), "--out '..' is the working directory or a folder above it", cwd="case", files=safe(), guard=intact()),
+    case("out-symlink-to-cwd", "outputs", compare_stage("--out", "link"), "--out 'link' is the working directory", cwd="case", files=safe({"link": link_to_case}), guard=intact()),
+    case("out-repository", "outputs", compare_stage("--out", str(ROOT)), "is the repository", cwd="case", files=safe(), guard=repository_intact),
+    case("out-inside-git", "outputs", compare_stage("--out", ".git/report"), "--out '.git/report' is inside a .git folder", cwd="case", files=safe(), guard=intact()),
+    case("out-other-repository", "outputs", compare_stage("--out", "{d}/proj"), "--out '{d}/proj' is a git repository", files=safe(PROJECT), guard=intact(PROJECT)),
+    case("out-is-corpus", "outputs", compare_stage("--out", "{d}/corpus"), "--out '{d}/corpus' overlaps the corpus", files=safe(), guard=intact()),
+    case("out-inside-corpus", "outputs", compare_stage("--out", "{d}/corpus/report"), "overlaps the corpus", files=safe(), guard=intact()),
+    case("out-holds-corpus", "outputs", compare_stage("--out", "{d}"), "--out '{d}' overlaps the corpus", files=safe(), guard=intact()),
+    case("out-existing-folder", "outputs", compare_stage("--out", "{d}/docs"), "--out '{d}/docs' is an existing folder that compare did not write", files=safe(DOCS), guard=intact(DOCS)),
+    case("out-folder-of-another-command", "outputs", compare_stage("--out", "{d}/docs"), "compare did not write", files=safe(OTHER_COMMAND), guard=intact(OTHER_COMMAND)),
+    case("out-existing-file", "outputs", compare_stage("--out", "{d}/notes.txt"), "--out '{d}/notes.txt' is an existing file; name a folder", files=safe(NOTES), guard=intact(NOTES)),
+    case("out-under-a-file", "outputs", compare_stage("--out", "{d}/sentinel.txt/out"), "sentinel.txt is a file, not a folder", files=safe(), guard=intact()),
+    case("out-checked-before-the-corpus", "outputs", compare_stage("--out", "."), "--out '.'", cwd="case", files=safe(BAD_LINE), guard=intact(BAD_LINE)),
+    case("metrics-dot", "outputs", compare_stage(*OUT, "--metrics", "."), "--metrics '.' is the working directory", cwd="case", files=safe(), guard=intact()),
+    case("metrics-empty", "outputs", compare_stage(*OUT, "--metrics", ""), "--metrics '': an empty path", cwd="case", files=safe(), guard=intact()),
+    case("metrics-existing-folder", "outputs", compare_stage(*OUT, "--metrics", "{d}/m"), "--metrics '{d}/m' is an existing folder; name a file", files=safe(METRICS_DIR), guard=intact(METRICS_DIR)),
+    case("metrics-under-a-file", "outputs", compare_stage(*OUT, "--metrics", "{d}/sentinel.txt/m.json"), "sentinel.txt is a file, not a folder", files=safe(), guard=intact()),
+    case("metrics-in-corpus", "outputs", compare_stage(*OUT, "--metrics", "{d}/corpus/m.json"), "--metrics '{d}/corpus/m.json' overlaps the corpus", files=safe(), guard=intact()),
+    case("metrics-is-a-document", "outputs", compare_stage(*OUT, "--metrics", "{d}/corpus/a.txt"), "overlaps the corpus", files=safe(), guard=intact()),
+    case("metrics-is-the-squad-corpus", "outputs", compare_stage(*OUT, "--metrics", "{d}/qa.json", corpus="{d}/qa.json"), "--metrics '{d}/qa.json' overlaps the corpus", files=safe(SQUAD_FILE), guard=intact(SQUAD_FILE)),
+    case("metrics-foreign-file", "outputs", compare_stage(*OUT, "--metrics", "{d}/README.md"), "--metrics '{d}/README.md' is an existing file that compare did not write", files=safe(README), guard=intact(README)),
+    case("metrics-inside-out", "outputs", compare_stage(*OUT, "--metrics", "{d}/out/m.json"), "--metrics '{d}/out/m.json' overlaps --out", files=safe(), guard=intact()),
+    case("metrics-holds-out", "outputs", compare_stage("--out", "{d}/res/out", "--metrics", "{d}/res"), "--metrics '{d}/res' overlaps --out", files=safe(), guard=intact()),
+    case("out-marked-folder-replaced", "outputs", compare_stage(*OUT, outputs=()), expect="ok", files=safe(PREVIOUS_RUN), guard=intact(), check=marked_output_replaced),
+    case("out-default-under-cwd", "outputs", compare_stage(outputs=()), expect="ok", cwd="case", files=safe(), guard=intact(), check=default_out_written),
+]  # fmt: skip
+
+
+# ---- group "corpus": corpus folders and files users have (symlinks, SQuAD, CJK, formats)
+# Nothing outside the corpus is read: a link out of it (or to nothing) stops the command
+# naming it; a link inside is not followed and is counted. Error cases stop in the
+# conversion, before any chunking; the ok cases measure sizes only, except the SQuAD ones,
+# which run dense retrieval over two documents.
+def link(rel: str, target: str) -> Callable[[Path], None]:
+    """A symbolic link at ``{d}/rel`` pointing at ``target`` (``{d}`` filled in)."""
+
+    def write(d: Path) -> None:
+        (d / rel).symlink_to(target.replace("{d}", str(d)))
+
+    return write
+
+
+def fifo(rel: str) -> Callable[[Path], None]:
+    def write(d: Path) -> None:
+        os.mkfifo(d / rel)  # reading it would wait forever for a writer
+
+    return write
+
+
+def empty_folder(rel: str) -> Callable[[Path], None]:
+    return lambda d: (d / rel).mkdir()
+
+
+def squad(*paragraphs: dict, version: str = "1.1") -> bytes:
+    """A standard SQuAD file: an article per paragraph, titled, no document_id."""
+    data = [{"title": f"Article {n}", "paragraphs": [p]} for n, p in enumerate(paragraphs)]
+    return json.dumps({"version": version, "data": data}).encode()
+
+
+def qa(qid: str, context: str, answer: str, **kw: Any) -> dict:
+    return {"id": qid, "question": f"What about {answer.lower()}?", "answers": [{"text": answer, "answer_start": context.index(answer)}], **kw}  # fmt: skip
+
+
+PAIN, CHOL = "Aspirin treats pain and fever.", "Statins lower cholesterol in adults."
+SQUAD_V1 = squad({"context": PAIN, "qas": [qa("q1", PAIN, "Aspirin")]}, {"context": CHOL, "qas": [qa("q2", CHOL, "Statins")]})
+UNANSWERABLE = {"id": "q3", "question": "Who sells it?", "answers": [], "is_impossible": True, "plausible_answers": [{"text": "Aspirin", "answer_start": 0}]}  # fmt: skip
+SQUAD_V2 = squad({"context": PAIN, "qas": [qa("q1", PAIN, "Aspirin", is_impossible=False), UNANSWERABLE]}, {"context": CHOL, "qas": [qa("q2", CHOL, "Statins")]}, version="v2.0")  # fmt: skip
+CHINESE = ("新型冠状病毒肺炎是一种传染病。患者应该隔离十四天，并接受核酸检测。" * 10).encode()  # 330 words, no space
+ONE_DOC = {"corpus/a.txt": b"Aspirin treats pain.\n"}
+SECRET = {"secret.txt": b"a file outside the corpus\n", "secret/notes.md": b"# Private\n"}
+LINK_OUT = "symbolic link out of the corpus folder (or to nothing), not read"
+SQUAD = compare_stage("--out", "{d}/out", "--retrievers", "dense", corpus="{d}/qa.json", outputs=())
+
+
+def page_notes_say(*parts: str) -> Callable[[Path], None]:
+    """The notes the report page shows (compare's metrics.json) hold each of ``parts``."""
+
+    def check(d: Path) -> None:
+        notes = json.loads((d / "out" / "metrics.json").read_text()).get("notes", [])
+        for part in parts:
+            assert any(part in n for n in notes), f"no page note says {part!r}: {notes}"
+
+    return check
+
+
+def notes_say(*parts: str) -> Callable[[Path], None]:
+    def check(d: Path) -> None:
+        notes = json.loads((d / "out" / "data" / "report.json").read_text()).get("notes", [])
+        for part in parts:
+            assert any(part in n for n in notes), f"no note says {part!r}: {notes}"
+
+    return check
+
+
+def several_chunks(d: Path) -> None:
+    import pandas as pd
+
+    chunks = pd.read_parquet(d / "out" / "chunks.parquet")
+    assert len(chunks) > 1, f"a Chinese document came out as {len(chunks)} chunk: its characters are not counted as words"
+
+
+CORPUS = compare_stage("--out", "{d}/out")  # error cases: nothing may appear at any output
+CORPUS_OK = compare_stage("--out", "{d}/out", outputs=())
+CORPUS_CASES: list[Case] = [
+    # -- symbolic links: never read through one out of the corpus
+    case("corpus-file-link-out", "corpus", CORPUS, f"/corpus/leak.txt -> {{d}}/secret.txt: {LINK_OUT}", files={**ONE_DOC, **SECRET, "corpus/leak.txt": link("corpus/leak.txt", "{d}/secret.txt")}),
+    case("corpus-relative-link-out", "corpus", CORPUS, f"/corpus/sub/up.md -> {{d}}/secret/notes.md: {LINK_OUT}", files={**ONE_DOC, **SECRET, "corpus/sub/up.md": link("corpus/sub/up.md", "../../secret/notes.md")}),
+    case("corpus-folder-link-out", "corpus", CORPUS, f"/corpus/more -> {{d}}/secret: {LINK_OUT}", files={**ONE_DOC, **SECRET, "corpus/more": link("corpus/more", "{d}/secret")}),
+    case("corpus-link-to-nothing", "corpus", CORPUS, f"/corpus/gone.md -> {{d}}/nothing.md (missing): {LINK_OUT}", files={**ONE_DOC, "corpus/gone.md": link("corpus/gone.md", "{d}/nothing.md")}),
+    case("corpus-link-loop", "corpus", CORPUS, "/corpus/x.md -> y.md (a loop of links); ", files={**ONE_DOC, "corpus/x.md": link("corpus/x.md", "y.md"), "corpus/y.md": link("corpus/y.md", "x.md")}),
+    case("corpus-link-to-system-file", "corpus", CORPUS, f"/corpus/passwd.txt -> /etc/passwd: {LINK_OUT}", files={**ONE_DOC, "corpus/passwd.txt": link("corpus/passwd.txt", "/etc/passwd")}),
+    case("corpus-questions-link-out", "corpus", CORPUS, f"/corpus/questions.jsonl -> {{d}}/secret.txt: {LINK_OUT}", files={**ONE_DOC, **SECRET, "corpus/questions.jsonl": link("corpus/questions.jsonl", "{d}/secret.txt")}),
+    case("beir-corpus-link-out", "corpus", CORPUS, f"/corpus/corpus.jsonl -> {{d}}/secret.txt: {LINK_OUT}", files={**SECRET, "corpus/queries.jsonl": BEIR_QUERIES, "corpus/qrels/test.tsv": QRELS_HEAD + b"q1\td1\t1\n", "corpus/corpus.jsonl": link("corpus/corpus.jsonl", "{d}/secret.txt")}),
+    case("corpus-links-inside-counted", "corpus", CORPUS_OK, expect="ok", files={**ONE_DOC, "corpus/again.txt": link("corpus/again.txt", "a.txt"), "corpus/loop": link("corpus/loop", "{d}/corpus")}, check=all_of(report("out/data/report.json", rows_written={"documents": 1}, rows_dropped={"documents": {"symbolic link inside the corpus (not followed: its target is read as itself)": 2}}), notes_say("2 symbolic links inside the corpus not followed (again.txt, loop)"))),
+    # -- what a folder holds
+    case("corpus-empty-folder", "corpus", CORPUS, "{d}/corpus: no documents found", files={"corpus": empty_folder("corpus")}),
+    case("corpus-only-hidden-files", "corpus", CORPUS, "{d}/corpus: no documents found", files={"corpus/.draft.txt": b"Hidden.\n", "corpus/.git/a.md": b"# x\n"}),
+    case("corpus-fifo-named-txt", "corpus", CORPUS, "{d}/corpus: no documents found", files={"corpus/a.txt": fifo("corpus/a.txt")}),
+    case("corpus-binary-txt", "corpus", CORPUS, "/corpus/a.txt: contains a NUL byte (binary data, not text); save it as UTF-8 text", files={"corpus/a.txt": b"GIF89a\x01\x00\x01\x00\x00\xff"[:9]}),
+    case("corpus-bad-utf8-md", "corpus", CORPUS, "/corpus/b.md: not valid UTF-8 (byte 0xe9 at offset 8); save it as UTF-8 text", files={**ONE_DOC, "corpus/b.md": b"# Caf\xc3\xa9\n\xe9t\xe9\n"}),
+    case("corpus-bad-utf8-md-skipped", "corpus", CORPUS_OK, expect="ok", params={"convert.skip_malformed": True}, files={**ONE_DOC, "corpus/b.md": b"# Caf\xc3\xa9\n\xe9t\xe9\n"}, check=report("out/data/report.json", rows_written={"documents": 1}, rows_dropped={"documents": {"not valid UTF-8": 1}})),
+    case("corpus-html-without-text", "corpus", CORPUS, "/corpus/page.html: the page holds no text", files={**ONE_DOC, "corpus/page.html": b"<html><head><script>var x;</script></head><body><nav>Menu</nav></body></html>"}),
+    case("corpus-jsonl-empty-id", "corpus", CORPUS, "/corpus/d.jsonl:2: document id '' is not a non-empty string or integer; give it an id", files={"corpus/d.jsonl": jsonl({"id": "d1", "text": "One."}, {"id": "", "text": "Two."})}),
+    case("corpus-jsonl-float-id", "corpus", CORPUS, "/corpus/d.jsonl:1: document id 1.5 is not a non-empty string or integer", files={"corpus/d.jsonl": jsonl({"id": 1.5, "text": "One."})}),
+    case("corpus-markdown-long-heading-line", "corpus", CORPUS_OK, expect="ok", files={"corpus/a.md": b"# a" + b" #" * 200_000 + b" x\n\nText.\n"}, check=report("out/data/report.json", rows_written={"documents": 1})),
+    case("corpus-cjk-document", "corpus", CORPUS_OK, expect="ok", files={"corpus/zh.txt": CHINESE}, check=several_chunks),
+    # -- questions files
+    case("corpus-questions-in-subfolder", "corpus", CORPUS_OK, expect="ok", files={**ONE_DOC, "corpus/sub/questions.jsonl": jsonl({"id": "q1", "question": "what?", "doc_id": "a.txt", "answer": "pain"})}, check=all_of(notes_say("sub/questions.jsonl: not read, only the top folder's questions.jsonl is"), page_notes_say("sub/questions.jsonl: not read", "no questions: methods are compared by size only"))),
+    case("corpus-questions-unknown-document", "corpus", CORPUS, "/corpus/questions.jsonl:1: question q1 names document 'b.txt', which is not in the folder (a.txt)", files={**ONE_DOC, "corpus/questions.jsonl": jsonl({"id": "q1", "question": "what?", "doc_id": "b.txt", "answer": "pain"})}),
+    case("corpus-questions-answer-absent", "corpus", CORPUS, "/corpus/questions.jsonl:1: answer 'fever' is not in document a.txt", files={**ONE_DOC, "corpus/questions.jsonl": jsonl({"id": "q1", "question": "what?", "doc_id": "a.txt", "answer": "fever"})}),
+    # -- SQuAD files as published: v1 without document_id, v2 with unanswerable questions
+    case("squad-v1-standard", "corpus", SQUAD, expect="ok", files={"qa.json": SQUAD_V1}, check=all_of(report("out/data/report.json", rows_written={"documents": 2, "answers": 2}, rows_dropped={}), notes_say("2 document ids derived from the article titles"))),
+    case("squad-v2-unanswerable-counted", "corpus", SQUAD, expect="ok", files={"qa.json": SQUAD_V2}, check=report("out/data/report.json", rows_written={"documents": 2, "answers": 2}, rows_dropped={"answers": {"unanswerable question (is_impossible)": 1}})),
+    case("squad-empty-question-id", "corpus", compare_stage("--out", "{d}/out", corpus="{d}/qa.json"), "qa.json:data[0].paragraphs[0].qas[0]: expected a non-empty id", files={"qa.json": squad({"context": PAIN, "qas": [qa(" ", PAIN, "Aspirin")]})}),
+    case("squad-duplicate-document-id", "corpus", compare_stage("--out", "{d}/out", corpus="{d}/qa.json"), "qa.json:data[1].paragraphs[0]: document_id 7 occurs twice", files={"qa.json": squad({"document_id": 7, "context": PAIN, "qas": []}, {"document_id": 7, "context": CHOL, "qas": []})}),
+]  # fmt: skip
+
+# ---- group "flags": every compare flag and every param checked before any work
+# The error cases fail before the corpus is converted or a model loaded (an unknown embed
+# model beside a bad flag: the flag is named); the ok cases run the command on a tiny corpus.
+JSONL_WITH_BAD_LINE = {"corpus/more.jsonl": b'{"id": "d1", "text": "Statins lower cholesterol."}\nnot json\n'}
+ONE_QUESTION = {"corpus/questions.jsonl": b'{"id": "q1", "question": "what treats pain", "doc_id": "a.txt", "answer": "Aspirin"}\n'}
+
+
+def malformed_line_skipped(d: Path) -> None:
+    report("out/data/report.json", rows_dropped={"documents": {"malformed: not valid JSON (Expecting value)": 1}})(d)
+    report("out/metrics.json", **{"corpus.documents": 3})(d)
+
+
+def _bare(constant: str) -> None:
+    raise ValueError(f"bare {constant} in metrics.json (strict JSON has null)")
+
+
+def no_intervals(d: Path) -> None:
+    data = json.loads((d / "out" / "metrics.json").read_text(), parse_constant=_bare)
+    (row,) = [r for r in data["ranking"] if r["method"] == "fixed"]
+    assert row["ci_low"] is None and row["ci_high"] is None, f"intervals without resamples: {row}"
+
+
+FLAG_CASES: list[Case] = [
+    case("bootstrap-negative", "flags", compare_stage(*OUT, "--bootstrap", "-1"), "--bootstrap -1: must be at least 0", files=safe()),
+    case("samples-negative", "flags", compare_stage(*OUT, "--samples", "-2"), "--samples -2: must be at least 0", files=safe()),
+    case("max-documents-zero", "flags", compare_stage(*OUT, "--max-documents", "0"), "--max-documents 0: must be at least 1", files=safe()),
+    case("max-documents-negative", "flags", compare_stage(*OUT, "--max-documents", "-5"), "--max-documents -5", files=safe()),
+    case("flag-checked-before-models", "flags", compare_stage(*OUT, "--bootstrap", "-1"), "--bootstrap -1", params={"embed.model": NO_MODEL}, files=safe()),
+    case("metrics-checked-before-models", "flags", compare_stage(*OUT, "--metrics", "{d}/m"), "--metrics '{d}/m'", params={"embed.model": NO_MODEL}, files=safe(METRICS_DIR), guard=intact(METRICS_DIR)),
+    case("flag-checked-before-the-corpus", "flags", compare_stage(*OUT, "--samples", "-1"), "--samples -1", files=safe(JSONL_WITH_BAD_LINE)),
+    case("malformed-line-names-skip-malformed", "flags", compare_stage(*OUT), "more.jsonl:2: not valid JSON (Expecting value) (fix the line, or set convert.skip_malformed", files=safe(JSONL_WITH_BAD_LINE)),
+    case("skip-malformed-honoured", "flags", compare_stage(*OUT, outputs=()), expect="ok", params={"convert.skip_malformed": True}, files=safe(JSONL_WITH_BAD_LINE), check=malformed_line_skipped),
+    case("max-documents-one", "flags", compare_stage(*OUT, "--max-documents", "1", outputs=()), expect="ok", files=safe(), check=report("out/metrics.json", **{"corpus.documents": 1})),
+    case("bootstrap-zero-no-intervals", "flags", compare_stage(*OUT, "--retrievers", "bm25", "--bootstrap", "0", "--samples", "0", outputs=()), expect="ok", needs="pyserini", files=safe(ONE_QUESTION), check=no_intervals),
+]  # fmt: skip
+
+# ---- group "guards": params files and params that must be refused before DVC or a stage
+# works (duplicate keys, alias bombs, shell characters, sizes out of relation, devices)
+LOL = '["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'
+# "Billion laughs": nine levels of nine aliases, 9**9 strings once anything walks the values.
+ALIAS_BOMB = f"a: &a {LOL}\n" + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+
+
+def params_folder(d: Path) -> None:
+    """params.yaml is a folder (a wrong --params)."""
+    (d / "params.yaml").unlink()
+    (d / "params.yaml").mkdir()
+
+
+def guard(id: str, needle: str, **kw: Any) -> Case:
+    # download reads none of these params: whatever refuses them is the whole-file check.
+    return case(id, "guards", DL, needle, **kw)
+
+
+GUARD_CASES: list[Case] = [
+    # -- the YAML itself: DVC parses it before any stage (scripts/check_params.py runs first in `make repro`)
+    guard("duplicate-key", "chunk.window is given twice (also at line 2); keep one", params_text="chunk:\n  window: 5\n  overlap: 1\n  window: 7\n"),
+    guard("duplicate-section", "chunk is given twice (also at line 1)", params_text="chunk: {window: 5}\nembed: {}\nchunk: {window: 7}\n"),
+    guard("duplicate-key-in-list", "reshape.variants[0].keep is given twice", params_text="reshape:\n  variants:\n    - {name: a, keep: 2, keep: 3}\n"),
+    guard("alias-bomb", "YAML anchors and aliases (&a) are not allowed", params_text=ALIAS_BOMB),
+    guard("merge-key", "YAML anchors and aliases (&b) are not allowed", params_text="base: &b {window: 5}\nchunk:\n  <<: *b\n"),
+    guard("deep-nesting", "nested more than 32 levels deep", params_text="chunk: " + "[" * 20_000 + "]" * 20_000 + "\n"),
+    guard("oversized-params-file", "bytes; a params file is a few KB", params_text="# padding\n" * 200_000),
+    guard("python-tag", "params.yaml: not valid YAML", params_text="chunk: !!python/object/apply:os.system [echo pwned]\n"),
+    guard("params-is-a-folder", "params.yaml is not a file", files={"params.yaml": params_folder}),
+    # -- data.local paths: unquoted in the compare stage's shell command (an allow-list now)
+    guard("local-path-redirect", "data.local.mine: 'corpus>out' has '>'", params={"data.local": {"mine": "corpus>out"}}),
+    guard("local-path-newline", "data.local.mine: 'docs\\nrm -rf x' has '\\n'", params={"data.local": {"mine": "docs\nrm -rf x"}}),
+    guard("local-path-tab", "has '\\t'", params={"data.local": {"mine": "docs\tx"}}),
+    guard("local-path-hash", "data.local.mine: 'docs#x' has '#'", params={"data.local": {"mine": "docs#x"}}),
+    guard("local-path-tilde", "write the full path instead of ~", params={"data.local": {"mine": "~/corpus"}}),
+    guard("local-path-option", "data.local.mine: '-rf' starts with '-'", params={"data.local": {"mine": "-rf"}}),
+    guard("local-path-not-a-string", "data.local.mine must be a path", params={"data.local": {"mine": 7}}),
+    # -- sizes that contradict each other
+    guard("min-words-above-max-words", "chunk.min_words (600) is above chunk.max_words (500)", params={"chunk.min_words": 600, "chunk.max_words": 500}),
+    guard("min-words-above-max-tokens", "chunk.min_words (60) is above chunk.max_tokens (50 words)", params={"chunk.max_tokens": 50}),
+    guard("retrieve-chunk-min-above-max", "retrieve.chunk.min_words (900) is above retrieve.chunk.max_words (500)", params={"retrieve.chunk.min_words": 900}),
+    guard("boundary-overlap-fills-chunk", "chunk.boundary_overlap (500) must be below chunk.max_words (500)", params={"chunk.boundary_overlap": 500}),
+    guard("negative-overlap", "chunk.overlap must be in [0, 4], got -1", params={"chunk.overlap": -1}),
+    guard("overlap-equals-window", "chunk.overlap must be in [0, 4], got 5", params={"chunk.overlap": 5}),
+    guard("chunk-overlap-equals-size", "chunk.chunk_overlap must be in [0, 999], got 1000", params={"chunk.chunk_overlap": 1000}),
+    guard("retrieve-overlap-equals-window", "retrieve.chunk.overlap must be in [0, 127], got 128", params={"retrieve.chunk.overlap": 128}),
+    # -- devices and remote addresses, before any work
+    guard("unknown-device", "embed.device: unknown device 'gpu'", params={"embed.device": "gpu"}),
+    guard("device-uppercase", "embed.device: unknown device 'CUDA'", params={"embed.device": "CUDA"}),
+    guard("absent-gpu", "embed.device is cuda:99 but torch sees", params={"embed.device": "cuda:99"}, needs="torch"),
+    guard("dask-port-out-of-range", "compute.address: port 99999 is not a TCP port", params={"compute.engine": "dask", "compute.address": "tcp://127.0.0.1:99999", "compute.partition_rows": 8}),
+]  # fmt: skip
+
+# ---- group "report": what the report page and metrics.json say on small corpora
+def _compare(*extra: str) -> tuple:
+    """stages/compare.py on the case's corpus/ folder: one chunk method, few resamples, no reranker."""
+    args = ("--corpus", "{d}/corpus", "--out", "{d}/out", "--methods", "fixed", "--samples", "1", "--no-rerank")
+    return ("compare.py", (*args, *extra), ("out",))
+
+
+def _strict_metrics(d: Path) -> dict[str, Any]:
+    """out/metrics.json read as strict JSON: a bare NaN or Infinity fails the case."""
+
+    def bare(token: str) -> None:
+        raise AssertionError(f"metrics.json holds a bare {token}, not JSON (null is)")
+
+    return json.loads((d / "out" / "metrics.json").read_text(encoding="utf-8"), parse_constant=bare)
+
+
+def compared(check: Callable[[dict[str, Any], str], None]) -> Callable[[Path], None]:
+    """A check of the compare outputs: ``check(metrics, report page)`` on strict metrics."""
+
+    import re
+
+    def run(d: Path) -> None:
+        page = (d / "out" / "report.html").read_text(encoding="utf-8")
+        text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)  # inlined plots are not text
+        assert not re.search(r"\bnan\b", text, re.IGNORECASE), "report.html prints nan where a value is undefined"
+        check(_strict_metrics(d), page)
+
+    return run
+
+
+# Two identical leaflets: BM25 scores them alike, so only the order of a tie puts the judged
+# one first or second (Anserini breaks the tie by document id, a.txt first: trec_eval sees 1.0).
+_SPACER = b"Spacers help inhalers work. Wash the spacer once a month in warm water and let it dry in air."
+TWINS: Files = {
+    "corpus/a.txt": _SPACER,
+    "corpus/b.txt": _SPACER,
+    "corpus/c.txt": b"Fever in children is common. Paracetamol lowers a fever; give plenty of fluids.",
+    "corpus/questions.jsonl": jsonl(
+        {"id": "q1", "question": "How often is the spacer washed?", "doc_id": "a.txt", "answer": "once a month"},
+        {"id": "q2", "question": "How does a spacer dry?", "doc_id": "a.txt", "answer": "let it dry in air"},
+    ),
+}
+_HALF = (1 + 1 / math.log2(3)) / 2  # the judged twin at rank 1 or 2, each in half of the orders
+
+
+def _ties_are_expected(m: dict[str, Any], page: str) -> None:
+    for method in ("none", "fixed"):
+        r = m["retrieval"]["bm25"][method]
+        assert abs(r["ndcg@10"] - _HALF) < 1e-9, f"{method}: nDCG@10 {r['ndcg@10']}, tie-aware {_HALF}"
+        assert r["ndcg@10_trec_eval"] == 1.0 and r["tie_sensitive"] == 2 and r["ties_at_cutoff"] == 0
+    assert "tie-aware" in page and "Tied scores: on up to 2 of 2 questions" in page
+
+
+def _reference_last(m: dict[str, Any], page: str) -> None:
+    first, last = m["ranking"][0], m["ranking"][-1]
+    assert last["method"] == "none" and last["reference"] is True and last["rank"] is None, last
+    assert first["method"] == "fixed" and first["rank"] == 1 and first["vs_best"] == 0.0
+    assert last["separable"] in (True, False) and last["vs_best_low"] is not None  # paired against the best
+    assert "none (reference)" in page and "its top chunk is a whole document" in page
+
+
+def _no_answers_are_null(m: dict[str, Any], page: str) -> None:
+    assert all(r["answer@1"] is None and r["cut_answer_share"] is None for r in m["ranking"]), m["ranking"]
+
+
+def _no_resamples_are_null(m: dict[str, Any], page: str) -> None:
+    assert all(r["ci_low"] is None and r["ci_high"] is None and r["vs_best_low"] is None for r in m["ranking"]), m["ranking"]
+    assert "<td>—</td>" in page
+
+
+def _over_window(m: dict[str, Any], page: str) -> None:
+    w = m["window"]
+    assert w["max_seq_length"] == 256 and w["over"]["fixed"] >= 1 and w["over"]["none"] == 1, w
+    assert any("longer than the encoder's window (minilm: 256 tokens)" in n for n in m["notes"]), m["notes"]
+    assert "longer than the encoder's window (256 tokens)" in page
+
+
+_BEIR: Files = {
+    "corpus/corpus.jsonl": jsonl(
+        {"_id": "d1", "title": "Aspirin", "text": "Aspirin reduces fever."},
+        {"_id": "d2", "title": "Statins", "text": "Statins lower cholesterol."},
+        {"_id": "d3", "title": "Sleep", "text": "Sleep aids memory."},
+    ),
+    "corpus/queries.jsonl": jsonl({"_id": "q1", "text": "aspirin fever"}, {"_id": "q2", "text": "what lowers cholesterol"}),
+    "corpus/qrels/test.tsv": b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n",
+}
+_LONG = " ".join(f"Inhaled steroids are taken every day, step {i} of the plan, even when breathing is easy." for i in range(60))
+REPORT_CASES: list[Case] = [
+    case("report-ties-are-tie-aware", "report", _compare("--retrievers", "bm25", "--bootstrap", "50"), expect="ok", needs="pyserini", files=TWINS, check=compared(_ties_are_expected)),
+    case("report-whole-documents-are-a-reference", "report", _compare("--retrievers", "bm25", "--bootstrap", "50"), expect="ok", needs="pyserini", files=TWINS, check=compared(_reference_last)),
+    case("report-no-answers-are-null", "report", _compare("--retrievers", "bm25", "--bootstrap", "50"), expect="ok", needs="pyserini", files=_BEIR, check=compared(_no_answers_are_null)),
+    case("report-no-resamples-are-null", "report", _compare("--retrievers", "bm25", "--bootstrap", "0"), expect="ok", needs="pyserini", files=TWINS, check=compared(_no_resamples_are_null)),
+    case("report-chunks-over-the-encoder-window", "report", _compare("--retrievers", "dense", "--bootstrap", "50"), expect="ok", params={"retrieve.chunk.window": 400}, files={"corpus/steroids.txt": _LONG.encode(), "corpus/questions.jsonl": jsonl({"id": "q", "question": "How often are inhaled steroids taken?", "doc_id": "steroids.txt", "answer": "every day"})}, check=compared(_over_window)),
+]  # fmt: skip
+
+CASES += OUTPUT_CASES + CORPUS_CASES + FLAG_CASES + GUARD_CASES + REPORT_CASES
+
 
 # ---------------------------------------------------------------- running a case
 
@@ -464,7 +866,7 @@ def run_case(c: Case, workdir: Path) -> Outcome:
     root.handlers.clear()  # cli.run's basicConfig then logs into this case's stderr
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        os.chdir(ROOT)  # stages run from the repository root, as under dvc
+        os.chdir(ROOT if c.cwd == "root" else d)  # stages run from the repository root, as under dvc
         sys.argv = argv
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
@@ -484,6 +886,11 @@ def run_case(c: Case, workdir: Path) -> Outcome:
 
 def score(c: Case, d: Path, code: int | None, stderr: str) -> Outcome:
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    if c.guard is not None:
+        try:
+            c.guard(d)
+        except (AssertionError, OSError) as e:
+            return Outcome(c, code, stderr, "destroyed", f"{type(e).__name__}: {e}")
     if code is None or "Traceback" in stderr:
         return Outcome(c, code, stderr, "traceback", stderr.strip().splitlines()[-1] if stderr.strip() else "")
     if c.expect == "ok":
@@ -506,7 +913,7 @@ def score(c: Case, d: Path, code: int | None, stderr: str) -> Outcome:
     return Outcome(c, code, stderr, "unclear", " | ".join(errors) or f"exit {code}")
 
 
-COLUMNS = ("cases", "clear", "handled", "traceback", "partial", "silent", "unclear", "wrong")
+COLUMNS = ("cases", "clear", "handled", "traceback", "partial", "silent", "unclear", "wrong", "destroyed")
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, int]:

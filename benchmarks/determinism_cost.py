@@ -1,7 +1,7 @@
 """What reproducible float kernels cost: the pipeline's CPU work with the AVX2 pins against
 the processor's own choice (AVX-512 where it has it).
 
-    python benchmarks/determinism_cost.py [--texts 2000] [--steps 10] [--repeats 3]
+    python benchmarks/determinism_cost.py [--texts 2000] [--steps 10] [--repeats 3] [--against native|nonstrict]
 
 ``biochunk/__init__.py`` pins torch, MKL, oneDNN and FAISS to their AVX2 code so that a
 lock file written on one x86-64 machine matches a clean run on another. Each measurement
@@ -12,6 +12,10 @@ the pins and once with each variable set to the library's own default, on:
 - train_scorer: ``--steps`` LoRA steps of the chunk scorer (batch 8, 5 candidates each);
 - generate: ``--steps`` LoRA fine-tuning steps of SmolLM2-135M (batch 4);
 - search: FAISS flat inner-product top-10 of 2,000 queries over 50,000 vectors.
+
+``--against nonstrict`` compares instead with MKL's plain AVX2 mode (``MKL_CBWR=AVX2``), the
+pin before issue 25: the price of ``STRICT``, which makes MKL's products the same bits
+whatever the thread count.
 
 It also checks that the pinned embeddings are the same bits in both runs of a pair, and
 says whether pinning changed them. Prints a Markdown table (median of ``--repeats``).
@@ -107,10 +111,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tasks", nargs="+", default=["embed", "train_scorer", "generate", "search"])
+    ap.add_argument("--against", choices=("native", "nonstrict"), default="native")
     args = ap.parse_args()
-    unpinned = native()
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats}; native = {unpinned}\n")
-    print("| step | unit | pinned (AVX2) | native | pinned / native time | pinned capability | native capability |")
+    if args.against == "native":
+        unpinned = native()
+    else:
+        # Every pin as biochunk sets it, but MKL's products without STRICT.
+        import biochunk  # noqa: F401
+
+        unpinned = {k: os.environ[k] for k in PINS if k in os.environ} | {"MKL_CBWR": "AVX2"}
+    print(f"{platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats}; {args.against} = {unpinned}\n")
+    print(f"| step | unit | pinned | {args.against} | pinned / {args.against} time | pinned capability | {args.against} capability |")
     print("|---|---|---:|---:|---:|---|---|")
     notes = []
     for task in args.tasks:

@@ -19,7 +19,11 @@ __version__ = "0.1.0"
 if platform.machine().lower() in ("x86_64", "amd64"):
     for _var, _value in (
         ("ATEN_CPU_CAPABILITY", "avx2"),  # torch's own vectorised kernels
-        ("MKL_CBWR", "AVX2"),  # MKL's matrix products (torch's CPU BLAS)
+        # MKL's matrix products (torch's CPU BLAS). STRICT: the same bits whatever the thread
+        # count; without it MKL splits a product's reduction by thread, and a run with one
+        # thread (taskset, a CPU quota, OMP_NUM_THREADS=1) wrote other embed vectors than a
+        # run with two (tests/test_reproducible_threads.py; docs/reproducibility.md).
+        ("MKL_CBWR", "AVX2,STRICT"),
         ("ONEDNN_MAX_CPU_ISA", "AVX2"),  # oneDNN (torch's convolutions, bf16 paths)
         ("FAISS_SIMD_LEVEL", "AVX2"),  # FAISS distance kernels (dynamic-dispatch builds)
     ):

@@ -1,19 +1,90 @@
-"""What every stage script shares: logging set-up and one-line errors for user mistakes."""
+"""What every stage script shares: logging set-up, one-line errors for user mistakes, and
+one line (no traceback) when the run is interrupted or terminated."""
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
-from typing import Callable
+import threading
+from types import FrameType
+from typing import Any, Callable
 
 from biochunk.errors import UserError
 
+# Ctrl-C, `kill` and a closed terminal; each ends the run through Python (so `finally` blocks,
+# temporary folders and atomic writes clean up) and exits 128 + the signal's number.
+SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal turned into an exception; a KeyboardInterrupt, so ``except Exception`` lets it through."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _line(signum: int) -> str:
+    name = signal.Signals(signum).name
+    return f"error: interrupted ({name}); every output is written whole or not at all: run the command again"
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    # A second signal while the first one's clean-up runs: stop at once; the next run removes
+    # what the clean-up did not (``biochunk.io`` leftovers of dead processes).
+    print(_line(signum), file=sys.stderr, flush=True)
+    os._exit(128 + signum)
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    for s in SIGNALS:
+        if signal.getsignal(s) is _raise:  # ours only: an ignored signal stays ignored
+            signal.signal(s, _exit_now)
+    raise Interrupted(signum)
+
+
+def _install() -> dict[int, Any]:
+    """Our handler for each signal left at its default (an ignored one, e.g. under nohup, stays
+    ignored); returns the handlers to restore."""
+    previous: dict[int, Any] = {}
+    for s in SIGNALS:
+        current = signal.getsignal(s)
+        if current in (signal.SIG_DFL, signal.default_int_handler):
+            previous[s] = current
+            signal.signal(s, _raise)
+    return previous
+
+
+def _leave_signals_to_python() -> None:
+    # The JVM that BM25 starts in this process (pyjnius) installs its own SIGTERM/SIGINT
+    # handlers over Python's, and its handler exits at once: no clean-up, no line. -Xrs keeps
+    # the JVM off those signals. Options only count before the JVM starts.
+    try:
+        import jnius_config
+    except ImportError:
+        return
+    if not jnius_config.vm_running and "-Xrs" not in jnius_config.get_options():
+        jnius_config.add_options("-Xrs")
+
 
 def run(main: Callable[[], None]) -> None:
-    """Run a stage's ``main``; a ``UserError`` prints one line and exits 2, no traceback."""
+    """Run a stage's ``main``; a ``UserError`` prints one line and exits 2, an interrupt
+    (Ctrl-C, SIGTERM, SIGHUP) one line and exits 128 + its number; no traceback for either."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    # Signal handlers can only be set from the main thread; elsewhere Python's defaults stay.
+    previous = _install() if threading.current_thread() is threading.main_thread() else {}
+    _leave_signals_to_python()
     try:
         main()
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt as e:
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        print(_line(signum), file=sys.stderr, flush=True)
+        sys.exit(128 + signum)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -40,7 +40,8 @@ ENGINES = ("local", "dask")
 # Partitions in flight per worker thread: one computing, one queued behind it, so a worker
 # never waits for the stage to send the next one, and memory stays a few partitions deep.
 IN_FLIGHT_PER_THREAD = 2
-# Seconds to wait for compute.address's scheduler before giving up with a one-line error.
+# Seconds compute.address's scheduler gets to connect, shake hands and answer a first request
+# (one deadline over all three: _client_within) before the stage stops with a one-line error.
 CONNECT_TIMEOUT_S = 15
 
 _RESOURCES: dict[Any, Any] = {}
@@ -95,6 +96,36 @@ def _on_worker(threads: int, fn: Callable[[P], R], part: P) -> R:
     return fn(part)
 
 
+def _client_within(address: str, seconds: float) -> Any:
+    """A Client of the scheduler at ``address``, or a one-line UserError after ``seconds``.
+
+    Client's own ``timeout`` bounds only the TCP connect: distributed then waits for the
+    scheduler's handshake with no limit, so a port that accepts and never answers (a wrong
+    service, a frozen scheduler) hangs the stage forever. ``sync``'s ``callback_timeout``
+    puts one deadline on the whole start instead: connect, handshake and the first reply
+    (the scheduler's identity, which the start fetches).
+    """
+    from distributed import Client
+
+    started: list[Any] = []
+
+    class _DeadlineClient(Client):
+        def start(self, **kwargs: Any) -> None:
+            started.append(self)  # __init__ raises on timeout: keep a handle to stop its IO thread
+            super().start(callback_timeout=seconds, **kwargs)
+
+    try:
+        return _DeadlineClient(address, timeout=f"{seconds}s")
+    except (OSError, TimeoutError) as e:
+        for client in started:
+            client.close(timeout=1)
+        reason = str(e).replace("\n", " ") or type(e).__name__  # the message stays one line
+        raise UserError(
+            f"compute.address: no Dask scheduler answers at {address} within {seconds} s ({reason}); "
+            "start one there (dask scheduler) or set compute.address: null for a local cluster"
+        ) from None
+
+
 class Engine:
     """``with Engine(params.section("compute")) as engine: engine.map(fn, parts)``."""
 
@@ -123,11 +154,7 @@ class Engine:
         logging.getLogger("distributed").setLevel(logging.WARNING)
         p = self.params
         if p.address is not None:
-            try:
-                self.client = Client(p.address, timeout=f"{CONNECT_TIMEOUT_S}s")
-            except (OSError, TimeoutError) as e:
-                reason = str(e).replace("\n", " ")  # the message stays one line
-                raise UserError(f"compute.address: no Dask scheduler answers at {p.address} within {CONNECT_TIMEOUT_S} s ({reason})") from None
+            self.client = _client_within(p.address, CONNECT_TIMEOUT_S)
         else:
             # Bound to the loopback: a LocalCluster is this machine's business only. Port 0 lets
             # the OS pick a free dashboard port, so two stages never fight over 8787.

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -82,46 +86,190 @@ PREDICTIONS = pa.schema(
 )
 
 
-# Temporary siblings are `.<name>.<8 random chars>.tmp`; the pattern names them exactly, so
-# cleaning up after a killed run never touches another output's files.
+# Temporary siblings are `.<name>.<pid>.<8 random chars>.tmp`: the pattern names them exactly
+# and the pid says whether their writer still runs, so cleaning up after a killed run never
+# touches another output's files nor a live run's.
 TMP_SUFFIX = ".tmp"
-# Fault injection for the kill-safety test: `kill-before-rename:<path suffix>` ends the process
-# (as SIGKILL would, exit 137) once the temporary output is complete, before it is renamed.
+# Fault injection for the kill-safety tests, once the temporary output is complete and before
+# it is renamed: `kill-before-rename:<path suffix>` ends the process (as SIGKILL would, exit
+# 137); `sleep-before-rename:<path suffix>` waits a minute (a window to send a signal in).
 FAULT_ENV = "BIOCHUNK_FAULT"
+# Written into the directory outputs of a command that names itself (``atomic_path(owner=)``):
+# a folder holding it, with the same command inside, is one this command may replace.
+MARKER = ".biochunk-output"
+# The checkout itself: never an output, nor anything above it.
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _leftover(path: Path, pid: str | None) -> bool:
+    """Whether ``path`` (named by one of our patterns) is a dead run's: ours, and its pid gone."""
+    try:
+        if path.is_symlink() or path.lstat().st_uid != os.getuid():
+            return False
+    except OSError:
+        return False
+    # Names without a pid come from versions before the pid tag: no run can still own them.
+    return pid is None or (int(pid) != os.getpid() and not _pid_alive(int(pid)))
 
 
 def _stale_temps(final: Path) -> list[Path]:
-    pattern = re.compile(re.escape(f".{final.name}.") + r"[a-z0-9_]{8}" + re.escape(TMP_SUFFIX))
-    return [p for p in final.parent.iterdir() if pattern.fullmatch(p.name)]
+    pattern = re.compile(re.escape(f".{final.name}.") + r"(?:(\d+)\.)?[a-z0-9_]{8}" + re.escape(TMP_SUFFIX))
+    return [p for p in final.parent.iterdir() if (m := pattern.fullmatch(p.name)) and _leftover(p, m.group(1))]
 
 
 def _fault(final: Path) -> None:
     spec = os.environ.get(FAULT_ENV, "")
-    if spec.startswith("kill-before-rename:") and final.as_posix().endswith(spec.split(":", 1)[1]):
-        os._exit(137)
+    action, _, suffix = spec.partition(":")
+    if suffix and final.as_posix().endswith(suffix):
+        if action == "kill-before-rename":
+            os._exit(137)
+        if action == "sleep-before-rename":
+            time.sleep(60)
+
+
+def _holds_tracked_files(folder: Path) -> bool:
+    """Whether git tracks a file inside ``folder`` (False where git or a repository is absent)."""
+    try:
+        r = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "--", "."], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0 and bool(r.stdout.strip())
+
+
+def check_output(
+    path: str | os.PathLike[str],
+    flag: str | None = None,
+    *,
+    owner: str | None = None,
+    directory: bool | None = None,
+    spare: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> Path:
+    """``path`` as an absolute path, or a ``UserError`` when writing it could destroy what a run did not create.
+
+    Refused: an empty path, the working directory or a folder above it, the checkout or a
+    git repository (or a folder holding one), a path under a file, a file over a folder
+    (``directory=False``) or a folder over a file (``directory=True``), and an existing
+    non-empty folder that this command did not write: with ``owner``, one without this
+    command's ``MARKER``; without, one holding another command's marker or files under git.
+    ``spare`` (e.g. ``{"the corpus": path}``): inputs the output must neither be, lie in, nor
+    hold. ``flag`` (e.g. ``--out``) names the path in the error line. Called by ``atomic_path``
+    before and after the work; a command calls it first to fail before any work.
+    """
+    name = f"{flag} {os.fspath(path)!r}" if flag else f"output {os.fspath(path)!r}"
+    if not os.fspath(path).strip():
+        raise UserError(f"{name}: an empty path names the working directory; name a new file or folder")
+    final = Path(os.path.abspath(path))
+    real = final.resolve()
+    cwd = Path.cwd().resolve()
+    if real == cwd or real in cwd.parents:
+        raise UserError(f"{name} is the working directory or a folder above it; name a new folder inside it (e.g. build/x)")
+    if real == REPO_ROOT or real in REPO_ROOT.parents:
+        raise UserError(f"{name} is the repository {REPO_ROOT} or a folder above it; name a new folder inside it (e.g. build/x)")
+    if ".git" in real.parts:
+        raise UserError(f"{name} is inside a .git folder; name a path outside it")
+    for what, other in (spare or {}).items():
+        o = Path(other).resolve()
+        if real == o or o in real.parents or real in o.parents:
+            raise UserError(f"{name} overlaps {what} {os.fspath(other)!r}; name a path outside it")
+    for above in real.parents:
+        if above.exists():
+            if not above.is_dir():
+                raise UserError(f"{name}: {above} is a file, not a folder; name a path in a folder")
+            break
+    if not real.exists():
+        return final
+    if real.is_dir():
+        if directory is False:
+            raise UserError(f"{name} is an existing folder; name a file (a path that is not a folder)")
+        if (real / ".git").exists():
+            raise UserError(f"{name} is a git repository; name a new folder")
+        if any(real.iterdir()):
+            marker = real / MARKER
+            written_by = marker.read_text(encoding="utf-8", errors="replace").strip() if marker.is_file() else None
+            if owner is not None and written_by != owner:
+                raise UserError(
+                    f"{name} is an existing folder that {owner} did not write (no {MARKER} marker naming it); "
+                    "name a new folder, or remove this one first"
+                )
+            if owner is None and (written_by is not None or _holds_tracked_files(real)):
+                what = f"{written_by} wrote it" if written_by is not None else "it holds files under git"
+                raise UserError(
+                    f"{name} is an existing folder this command did not write ({what}); name a new folder, or remove it first"
+                )
+    elif directory is True:
+        raise UserError(f"{name} is an existing file; name a folder")
+    return final
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], owner: str | None = None) -> Iterator[Path]:
     """Yield a temporary sibling of `path`; rename it onto `path` only on success.
 
     A stage killed halfway leaves the old output (or nothing), never a partial file; the
     temporary sibling it leaves (a SIGKILL runs no cleanup) is removed by the next write of
-    the same output. Works for files and directories alike.
+    the same output. Works for files and directories alike. ``check_output`` refuses paths
+    whose replacement could destroy what no run of this command wrote, before and again after
+    the work (the output's kind is known then); ``owner`` (the command's name) is written into
+    a directory output as ``MARKER``, so the next run of the same command may replace it. The
+    old output is moved into the temporary folder before the new one takes its place: the
+    temporary folder is the only thing ever removed.
     """
-    final = Path(path)
+    final = check_output(path, owner=owner)
     final.parent.mkdir(parents=True, exist_ok=True)
     for stale in _stale_temps(final):
         shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=TMP_SUFFIX, dir=final.parent)) / final.name
+    work = Path(tempfile.mkdtemp(prefix=f".{final.name}.{os.getpid()}.", suffix=TMP_SUFFIX, dir=final.parent))
+    tmp = work / final.name
     try:
         yield tmp
+        if owner is not None and tmp.is_dir():
+            (tmp / MARKER).write_text(owner + "\n", encoding="utf-8")
+        check_output(final, owner=owner, directory=tmp.is_dir())
         _fault(final)
-        if final.is_dir() and not final.is_symlink():
-            shutil.rmtree(final)
+        if final.is_symlink() or final.is_dir():
+            # Set aside (a link itself, never its target), removed with the temporary folder.
+            os.replace(final, work / f"{final.name}.old")
         os.replace(tmp, final)
     finally:
-        shutil.rmtree(tmp.parent, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def new_scratch_dir(prefix: str) -> Path:
+    """A fresh folder ``<prefix><pid>-<random>`` in the temporary directory (the caller removes it).
+
+    A run killed with SIGKILL (or a crash of the interpreter) cannot remove its scratch
+    folder: first, the folders of the same ``prefix`` whose process is gone are removed, so
+    the next run leaves ``$TMPDIR`` clean.
+    """
+    base = Path(tempfile.gettempdir())
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-[a-z0-9_]{8}")
+    for p in base.iterdir():
+        if (m := pattern.fullmatch(p.name)) and _leftover(p, m.group(1)):
+            shutil.rmtree(p, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
+@contextmanager
+def scratch_dir(prefix: str) -> Iterator[Path]:
+    """``new_scratch_dir(prefix)``, removed on exit (an exception and SIGTERM, through
+    ``cli.run``, included)."""
+    folder = new_scratch_dir(prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_table(df: pd.DataFrame, path: str | os.PathLike[str], schema: pa.Schema) -> None:
@@ -221,9 +369,12 @@ def read_table(path: str | os.PathLike[str], schema: pa.Schema | None = None) ->
     return table.to_pandas()
 
 
-def write_json(obj: Any, path: str | os.PathLike[str]) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+def write_json(obj: Any, path: str | os.PathLike[str], owner: str | None = None) -> None:
+    """Strict JSON (RFC 8259), atomically: NaN and infinities (an undefined mean, an interval
+    without resamples) become null, since bare ``NaN`` breaks every parser but Python's."""
+    text = json.dumps(_finite(obj), indent=2, sort_keys=True, default=_json_default, allow_nan=False)
+    with atomic_path(path, owner) as tmp:
+        tmp.write_text(text + "\n")
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
@@ -236,10 +387,23 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise UserError(f"{p}: not valid JSON ({str(e).splitlines()[0]}); re-run the stage that produces it") from None
 
 
+def _finite(o: Any) -> Any:
+    """``o`` with every non-finite float (numpy's too) replaced by None, containers walked."""
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    if isinstance(o, (np.ndarray, np.generic)):
+        return _finite(o.tolist())
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
+
+
 def _json_default(o: Any) -> Any:
-    # numpy scalars appear in metrics; JSON wants plain numbers.
+    # Scalars of other array libraries (torch) appear in metrics; JSON wants plain numbers.
     if hasattr(o, "item"):
-        return o.item()
+        return _finite(o.item())
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 

@@ -8,7 +8,10 @@ whether a model or a mirror folder exists is checked by the stage that uses it, 
 unused optional setting never stops an unrelated stage.
 
 params.yaml is trusted input (it names commands' arguments in dvc.yaml); dataset names
-are still held to ``DATASET_NAME`` because DVC puts them into shell command lines.
+are still held to ``DATASET_NAME`` and ``data.local`` paths to ``LOCAL_PATH`` because DVC
+puts them into shell command lines, and the YAML itself is read strictly (no duplicate
+keys, anchors or aliases: ``parse_yaml_text``), which scripts/check_params.py also runs
+before DVC parses the file in ``make repro``.
 """
 
 from __future__ import annotations
@@ -69,6 +72,27 @@ def _one_of(key: str, value: str, allowed: typing.Iterable[str]) -> None:
         raise UserError(f"{key}: unknown value {value!r}; allowed: {', '.join(allowed)}")
 
 
+# A data.local path goes unquoted into the compare stage's shell command (dvc.yaml) and is a
+# DVC dependency: only characters that mean nothing to a shell or to DVC pass (an allow-list:
+# a deny-list missed `>`, `#`, tabs and newlines). `~` is out too: the shell would expand it
+# in the command while DVC checksums a folder literally named `~`.
+LOCAL_PATH = re.compile(r"[A-Za-z0-9._/+-]+")
+
+
+def _local_path(key: str, path: Any) -> None:
+    if not isinstance(path, str) or not path.strip():
+        raise UserError(f"{key} must be a path to a folder or file, got {path!r}")
+    if path.startswith("-"):
+        raise UserError(f"{key}: {path!r} starts with '-', which a command reads as an option; write ./{path}")
+    bad = next((c for c in path if not LOCAL_PATH.fullmatch(c)), None)
+    if bad is not None:
+        hint = "write the full path instead of ~" if bad == "~" else "rename or move the corpus to such a path"
+        raise UserError(
+            f"{key}: {path!r} has {bad!r}; the path goes into a shell command, "
+            f"so only letters, digits and . _ / + - may appear ({hint})"
+        )
+
+
 @dataclass(frozen=True)
 class DataParams:
     # Read by dvc.yaml (foreach), not by a stage: download + convert run for `datasets`,
@@ -91,8 +115,7 @@ class DataParams:
         for name, path in self.local.items():
             if not DATASET_NAME.fullmatch(str(name)):
                 raise UserError(f"{s}.local: corpus name {name!r} may use only a-z, 0-9, '_' and '-' (it names outputs)")
-            if not isinstance(path, str) or not path.strip() or any(c in path for c in " $;&|'\"`"):
-                raise UserError(f"{s}.local.{name}: give a path without spaces or shell characters (got {path!r})")
+            _local_path(f"{s}.local.{name}", path)
         for key in ("datasets", "triples", "documents", "qa", "classification", "retrieval"):
             for i, name in enumerate(getattr(self, key)):
                 if not DATASET_NAME.fullmatch(name):
@@ -189,8 +212,31 @@ class ChunkParams:
         _between(f"{s}.max_tokens", self.max_tokens, 1, None)
         _one_of(f"{s}.entities", self.entities, ENTITY_MODES)
         _one_of(f"{s}.hierarchy_order", self.hierarchy_order, HIERARCHY_ORDERS)
+        self._relations(s)
         if not self.hierarchy and self.hierarchy_order != "paper":
             raise UserError(f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true")
+
+    def _relations(self, s: str) -> None:
+        # Sizes that contradict each other (each within its own range). Checked whatever the
+        # method: chunk_docs and qa run every method with these same settings. (overlap <
+        # window and chunk_overlap < chunk_size are the ranges above.)
+        if self.min_words > self.max_words:
+            raise UserError(
+                f"{s}.min_words ({self.min_words}) is above {s}.max_words ({self.max_words}): no chunk could be both; "
+                f"lower {s}.min_words or raise {s}.max_words"
+            )
+        if self.max_tokens is not None and self.counter == "words" and self.min_words > self.max_tokens:
+            raise UserError(
+                f"{s}.min_words ({self.min_words}) is above {s}.max_tokens ({self.max_tokens} words): no chunk could be both; "
+                f"lower {s}.min_words or raise {s}.max_tokens"
+            )
+        # The repeated start of a chunk must leave room for new text inside the chunk's cap.
+        cap, cap_key = (self.max_tokens, "max_tokens") if self.max_tokens is not None else (self.max_words, "max_words")
+        if self.boundary_overlap and (self.max_tokens is not None or self.counter == "words") and self.boundary_overlap >= cap:
+            raise UserError(
+                f"{s}.boundary_overlap ({self.boundary_overlap}) must be below {s}.{cap_key} ({cap}): "
+                "a chunk would hold nothing but the previous chunk's end"
+            )
 
 
 @dataclass(frozen=True)
@@ -215,15 +261,41 @@ class ChunkDocsParams:
         _between(f"{s}.max_documents", self.max_documents, 1, None)
 
 
+# The devices the encoder (sentence-transformers through models.pick_device) is given.
+DEVICE = re.compile(r"auto|cpu|cuda|cuda:[0-9]+|mps")
+
+
+def _device_present(key: str, device: str) -> None:
+    """One line now, not a traceback when the first model loads after the stage's reading."""
+    if not device.startswith(("cuda", "mps")):
+        return
+    import torch
+
+    if device == "mps":
+        if not torch.backends.mps.is_available():
+            raise UserError(f"{key} is mps but torch sees no Apple GPU here; set {key}: auto (or cpu)")
+        return
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    index = int(device.partition(":")[2] or 0)
+    if count == 0:
+        raise UserError(f"{key} is {device} but torch sees no CUDA device here; set {key}: auto (or cpu)")
+    if index >= count:
+        raise UserError(
+            f"{key} is {device} but torch sees {count} CUDA device(s) (cuda:0 to cuda:{count - 1}); pick one of them or auto"
+        )
+
+
 @dataclass(frozen=True)
 class EmbedParams:
     model: str = "minilm"  # alias of an offline package, a hub id or a local path
     batch_size: int = 64
-    device: str = "auto"  # auto picks cuda when present
+    device: str = "auto"  # auto picks cuda when present; cpu | cuda | cuda:N | mps
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.model", self.model)
         _between(f"{s}.batch_size", self.batch_size, 1, None)
+        if not DEVICE.fullmatch(self.device):
+            raise UserError(f"{s}.device: unknown device {self.device!r}; allowed: auto, cpu, cuda, cuda:N (N = 0, 1, ...), mps")
 
 
 @dataclass(frozen=True)
@@ -558,6 +630,9 @@ class ComputeParams:
         _one_of(f"{s}.engine", self.engine, ENGINES)
         if self.address is not None and not SCHEDULER_ADDRESS.fullmatch(self.address):
             raise UserError(f"{s}.address must be a scheduler address like tcp://10.0.0.5:8786 (or null), got {self.address!r}")
+        port = None if self.address is None else int(self.address.rpartition(":")[2])
+        if port is not None and not 1 <= port <= 65535:
+            raise UserError(f"{s}.address: port {port} is not a TCP port (1 to 65535); the scheduler's is usually 8786")
         if self.address is not None and self.engine != "dask":
             raise UserError(f"{s}.address is set but {s}.engine is {self.engine!r}; set {s}.engine: dask to use the scheduler")
         _between(f"{s}.workers", self.workers, 1, 4096)
@@ -589,17 +664,90 @@ SECTIONS: dict[str, type] = {
 }
 
 
+# A params file is a few KB of plain nested mappings. Bounds nothing legitimate comes near,
+# so that a broken or hostile file fails in one line instead of hanging (DVC walks every
+# value of params.yaml) or overflowing the stack (PyYAML composes nested nodes recursively).
+MAX_PARAMS_BYTES = 1 << 20
+MAX_PARAMS_DEPTH = 32
+
+
 def load_yaml(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The params file as plain data; refused in one line when it is not valid YAML, holds
+    a duplicate key, an anchor or alias, nesting beyond ``MAX_PARAMS_DEPTH`` or more than
+    ``MAX_PARAMS_BYTES`` (see ``parse_yaml_text``)."""
     p = Path(path)
     if not p.exists():
         raise UserError(f"params file not found: {p} (run from the repository root)")
+    if not p.is_file():
+        raise UserError(f"params file {p} is not a file; give the path of a YAML file such as params.yaml")
+    size = p.stat().st_size
+    if size > MAX_PARAMS_BYTES:
+        raise UserError(f"{p}: {size:,} bytes; a params file is a few KB (at most {MAX_PARAMS_BYTES:,}): is it the right file?")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"{p}: cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{p}: not valid YAML: {e}".replace("\n", " ")) from None
+    try:
+        data = parse_yaml_text(text, str(p)) or {}
+    except yaml.YAMLError as e:
         raise UserError(f"{p}: not valid YAML: {e}".replace("\n", " ")) from None
     if not isinstance(data, dict):
         raise UserError(f"{p}: expected a mapping of sections, got {type(data).__name__}")
     return data
+
+
+def parse_yaml_text(text: str, name: str) -> Any:
+    """``yaml.safe_load(text)`` without its three hazards, each a one-line UserError naming ``name``:
+
+    - an alias (``*x``) repeats an anchored (``&x``) value: nine lines of aliases make a
+      billion values, which DVC then walks forever ("billion laughs"); anchors and aliases
+      are refused outright (params.yaml needs neither), before anything is built;
+    - a duplicate key silently replaces the earlier value: refused, naming both lines;
+    - deep nesting exhausts the stack: refused beyond ``MAX_PARAMS_DEPTH`` levels.
+    """
+    depth = 0
+    # Events first: a flat stream, so neither an alias nor deep nesting is ever expanded.
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            mark = f"*{event.anchor}" if isinstance(event, yaml.AliasEvent) else f"&{event.anchor}"
+            raise UserError(
+                f"{name}:{line}: YAML anchors and aliases ({mark}) are not allowed in a params file "
+                "(aliases can expand into billions of values); write the value out"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_PARAMS_DEPTH:
+                raise UserError(f"{name}:{line}: nested more than {MAX_PARAMS_DEPTH} levels deep; a params file needs a few")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is None:
+        return None
+    _no_duplicate_keys(node, name, "")
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _no_duplicate_keys(node: yaml.Node, name: str, where: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            label = str(key.value) if isinstance(key, yaml.ScalarNode) else f"<{key.id} key>"
+            dotted = f"{where}.{label}" if where else label
+            line = key.start_mark.line + 1
+            if label in seen:
+                raise UserError(f"{name}:{line}: {dotted} is given twice (also at line {seen[label]}); keep one")
+            seen[label] = line
+            _no_duplicate_keys(value, name, dotted)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _no_duplicate_keys(item, name, f"{where}[{i}]")
 
 
 _LOADED: dict[tuple[str, int, int], dict[str, Any]] = {}
@@ -627,6 +775,9 @@ def load(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise UserError(f"{p}: {unknown[0]}: unknown section; allowed sections: {', '.join(SECTIONS)}")
     _require_dvc_params(p, data)
     loaded = {name: parse(cls, _raw_section(data, name), name) for name, cls in SECTIONS.items()}
+    # On a remote Dask cluster (compute.address) the workers encode, and their GPUs are not this machine's.
+    if loaded["compute"].address is None:
+        _device_present("embed.device", loaded["embed"].device)
     if key is not None:
         _LOADED[key] = loaded
     return loaded

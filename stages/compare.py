@@ -13,16 +13,20 @@ with nDCG@10 intervals (where there are questions). Chunk settings are ``chunk.*
 ``retrieve.chunk`` overrides, retrieval settings ``retrieve.*``, the encoder ``embed.*``.
 
 Writes, all at once (nothing when the input is bad): ``report.html``, ``metrics.json``,
-``chunks.parquet`` (CHUNKS), ``runs.parquet`` (RUNS, where there are questions) and ``data/``
-(the converted corpus with its report.json).
+``chunks.parquet`` (CHUNKS), ``runs.parquet`` (RUNS, where there are questions), ``data/``
+(the converted corpus with its report.json) and ``.biochunk-output`` (the marker that lets the
+next run replace the folder). Flags and output paths are checked before any work: an ``--out``
+or ``--metrics`` that could destroy what compare did not write (the working directory, the
+repository, the corpus, a folder without the marker, a file compare did not write) is refused.
 """
 
 import argparse
+import json
 import logging
 import math
 import shutil
-import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -33,36 +37,76 @@ from biochunk.datasets.local import KINDS, convert_local, dataset_name
 from biochunk.embedding import MemoEncoder
 from biochunk.evaluation.chunking import MethodRun
 from biochunk.evaluation.corpus_report import render
-from biochunk.io import CHUNKS, RUNS, atomic_path, write_json, write_table
+from biochunk.errors import UserError
+from biochunk.io import CHUNKS, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
 from biochunk.partitions import EngineEncoder
 from biochunk.retrieval import compare
 from biochunk.retrieval.experiment import RETRIEVERS
 
 log = logging.getLogger("compare")
+# Named in the marker of --out folders: a folder holding it may be replaced by the next run.
+OWNER = "compare"
+
+
+def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """--out and --metrics as paths, once every flag is known to be usable (before any work)."""
+    lows = (("--samples", args.samples, 0), ("--bootstrap", args.bootstrap, 0), ("--max-documents", args.max_documents, 1))
+    for flag, value, low in lows:
+        if value is not None and value < low:
+            hint = " (leave it out for every document)" if flag == "--max-documents" else ""
+            raise UserError(f"{flag} {value}: must be at least {low}{hint}")
+    out_arg = args.out if args.out is not None else Path("build/compare") / dataset_name(args.corpus)
+    # An output over or inside the corpus would replace documents (or add to them); one
+    # holding the corpus would delete it with the old output.
+    spare = {"the corpus": args.corpus}
+    out = check_output(out_arg, "--out", owner=OWNER, directory=True, spare=spare)
+    if args.metrics is None:
+        return out, None
+    # Not in --out either: that folder is replaced whole, and holds its own metrics.json.
+    metrics = check_output(args.metrics, "--metrics", directory=False, spare={**spare, "--out": out_arg})
+    if metrics.resolve().is_file() and not _compare_metrics(metrics):
+        raise UserError(f"--metrics {args.metrics!r} is an existing file that compare did not write; name a new .json file")
+    return out, metrics
+
+
+def _defined(v: Any) -> bool:
+    # Undefined values (no answers, no resamples) are NaN or None, depending on where they come from.
+    return v is not None and not math.isnan(v)
+
+
+def _compare_metrics(path: Path) -> bool:
+    # A file --metrics may replace: one that a previous compare wrote (its top-level keys).
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"corpus", "sizes", "ranking"} <= data.keys()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, type=Path, help="folder of documents, BEIR folder, or SQuAD .json file")
-    ap.add_argument("--out", type=Path, default=None, help="output folder (default: build/compare/<corpus name>)")
+    ap.add_argument("--out", default=None, help="output folder (default: build/compare/<corpus name>)")
     ap.add_argument("--kind", choices=KINDS, default=None, help="corpus layout (default: told from the path)")
     ap.add_argument("--methods", nargs="+", default=None, help="chunk methods (default: chunk_docs.methods)")
     ap.add_argument("--retrievers", nargs="+", choices=RETRIEVERS, default=list(RETRIEVERS))
     ap.add_argument("--max-documents", type=int, default=None, help="the first n documents only, for a quick look")
     ap.add_argument("--samples", type=int, default=3, help="questions shown with their top chunks")
-    ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the nDCG@10 intervals")
+    ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the nDCG@10 intervals (0: none)")
     ap.add_argument("--no-rerank", action="store_true", help="skip training a reranker even where there are train judgements")
     ap.add_argument(
-        "--metrics", type=Path, default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)"
+        "--metrics", default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)"
     )
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
+    out, metrics_path = check_flags(args)
     cp = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
     xp = params.section("compute", args.params)
     dp = params.section("chunk_docs", args.params)
     tp = params.section("train_reranker", args.params)
+    vp = params.section("convert", args.params)
     # --methods is checked as chunk_docs.methods would be.
     methods = params.section("chunk_docs", data={"chunk_docs": {"methods": args.methods}}).methods if args.methods else dp.methods
     chunk_params = lambda m: rp.chunk_params(cp, m)
@@ -70,12 +114,15 @@ def main() -> None:
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))]
         + ([] if args.no_rerank else [(tp.model, "train_reranker.model")])
     )
-    out = args.out or Path("build/compare") / dataset_name(args.corpus)
 
-    with tempfile.TemporaryDirectory(prefix="compare-") as work:
-        data = Path(work) / "data"
-        info = convert_local(args.corpus, data, args.kind)  # bad input stops here, before any output
+    # A scratch folder tagged with this process: a run killed with SIGKILL leaves it behind
+    # and the next run removes it (``scratch_dir``).
+    with scratch_dir("compare-") as work:
+        data = work / "data"
+        # Bad input stops here, before any output; convert.skip_malformed skips and counts it instead.
+        info = convert_local(args.corpus, data, args.kind, skip_malformed=vp.skip_malformed)
         corpus = compare.load(data, info["task"], args.max_documents)
+        corpus.notes[:0] = info.get("notes", [])  # what the conversion did not read, on the page too
         log.info(
             "%s: %d documents, %d questions; methods %s",
             info["dataset"],
@@ -92,7 +139,7 @@ def main() -> None:
         metrics = compare.metrics(result, corpus, {k: info[k] for k in ("dataset", "kind", "task")})
         runs = [MethodRun(m, result.chunks[m], result.sizes[m]["seconds"], result.sizes[m]["counter"]) for m in methods]
         page = render(metrics, result.samples, runs)
-        with atomic_path(out) as tmp:
+        with atomic_path(out, owner=OWNER) as tmp:
             tmp.mkdir(parents=True)
             shutil.copytree(data, tmp / "data")
             write_table(pd.concat(list(result.chunks.values()), ignore_index=True), tmp / "chunks.parquet", CHUNKS)
@@ -100,15 +147,19 @@ def main() -> None:
                 write_table(result.runs, tmp / "runs.parquet", RUNS)
             write_json({**metrics, "samples": result.samples}, tmp / "metrics.json")
             (tmp / "report.html").write_text(page, encoding="utf-8")
-        if args.metrics is not None:
-            write_json(metrics, args.metrics)
+        if metrics_path is not None:
+            write_json(metrics, metrics_path)
     for note in result.notes:
         log.info("%s", note)
     for r in result.ranking:
-        answer = f", answer whole in top chunk {r['answer@1']:.0%}" if not math.isnan(r["answer@1"]) else ""
-        log.info(
-            "%-13s %s nDCG@10 %.3f [%.3f, %.3f]%s", r["method"], r["retriever"], r["ndcg@10"], r["ci_low"], r["ci_high"], answer
-        )
+        answer = f", answer whole in top chunk {r['answer@1']:.0%}" if _defined(r["answer@1"]) else ""
+        interval = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if _defined(r["ci_low"]) and _defined(r["ci_high"]) else ""
+        paired = ""
+        if r.get("rank") != 1 and _defined(r.get("vs_best_low")) and _defined(r.get("vs_best_high")):
+            verdict = "separable" if r["separable"] else "not separable"
+            paired = f", vs best [{r['vs_best_low']:+.3f}, {r['vs_best_high']:+.3f}] {verdict}"
+        name = f"{r['method']} (reference)" if r.get("reference") else r["method"]
+        log.info("%-17s %s nDCG@10 %.3f%s%s%s", name, r["retriever"], r["ndcg@10"], interval, paired, answer)
     print(f"report: {out / 'report.html'}")
 
 

@@ -8,8 +8,11 @@ within 1e-6, the same row order. One LocalCluster per worker count serves every 
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -206,6 +209,48 @@ def test_unreachable_scheduler_is_one_line_naming_the_key(monkeypatch):
         with Engine(_xp("dask", address="tcp://127.0.0.1:9")):
             pass
     assert "\n" not in str(e.value)
+
+
+@pytest.fixture
+def silent_port():
+    """A loopback port that accepts TCP connections and never sends a byte (a wrong service, a frozen scheduler)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_scheduler_that_accepts_and_never_answers_times_out_in_one_line(monkeypatch, silent_port):
+    # distributed bounds the TCP connect but not the handshake after it: without a deadline
+    # on the whole start this hangs forever.
+    monkeypatch.setattr(compute, "CONNECT_TIMEOUT_S", 2)
+    address = f"tcp://127.0.0.1:{silent_port}"
+    start = time.monotonic()
+    with pytest.raises(UserError, match=rf"^compute\.address: no Dask scheduler answers at {re.escape(address)} within 2 s") as e:
+        with Engine(_xp("dask", address=address)):
+            pass
+    assert time.monotonic() - start < 2 + 5
+    assert "\n" not in str(e.value)
+    # The half-started client's IO thread is stopped, not left behind for the rest of the stage.
+    assert not [t for t in threading.enumerate() if t.name == "IO loop"]
 
 
 @pytest.mark.parametrize(

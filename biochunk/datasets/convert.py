@@ -32,6 +32,8 @@ class Report:
     rows_written: Counter[str] = field(default_factory=Counter)
     dropped: dict[str, Counter[str]] = field(default_factory=dict)  # split -> reason -> count
     repaired: dict[str, Counter[str]] = field(default_factory=dict)  # kept, but fixed: split -> reason -> count
+    # What the user should know that is not a row: a file not read, a questions file missing.
+    notes: list[str] = field(default_factory=list)
 
     def drop(self, split: str, reason: str, n: int = 1) -> None:
         if n:
@@ -47,6 +49,8 @@ class Report:
             "rows_written": dict(self.rows_written),
             "rows_dropped": {s: dict(c) for s, c in self.dropped.items()},
             "rows_repaired": {s: dict(c) for s, c in self.repaired.items()},
+            # Only when there are any: the registry datasets' report.json stay byte for byte.
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -72,14 +76,17 @@ def converter(fmt: str) -> Callable[[Converter], Converter]:
     return deco
 
 
-def convert(spec: DatasetSpec, raw: Path, out: Path, skip_malformed: bool = False) -> dict[str, Any]:
+def convert(
+    spec: DatasetSpec, raw: Path, out: Path, skip_malformed: bool = False, report: Report | None = None
+) -> dict[str, Any]:
+    """Convert ``raw`` into the folder ``out``; ``report`` may already hold what the caller counted."""
     import biochunk.datasets.formats  # noqa: F401  (registers the converters of the real benchmarks)
 
     if spec.format not in CONVERTERS:
         raise UserError(f"{spec.name}: no converter for format {spec.format!r}; known: {', '.join(sorted(CONVERTERS))}")
     if not raw.is_dir():
         raise UserError(f"raw data folder not found: {raw} (run the download stage first: `dvc repro download@{spec.name}`)")
-    report = Report()
+    report = report if report is not None else Report()
     tables = CONVERTERS[spec.format](Context(spec, raw, skip_malformed, report))
     for name, (df, _) in tables.items():
         if df.empty:

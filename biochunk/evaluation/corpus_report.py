@@ -3,7 +3,8 @@
 Everything is inside the file: plots are PNGs inlined as base64 ``data:`` URIs, the style is
 an inline sheet, and there is no script, so the page opens offline in any browser. It reads
 the plain dict of ``retrieval.compare.metrics`` plus the sampled questions and the chunk
-sizes; it computes nothing that the comparison did not.
+sizes; it computes nothing that the comparison did not. An undefined value (JSON null) is
+shown as an em dash.
 """
 
 from __future__ import annotations
@@ -12,24 +13,25 @@ import base64
 import html
 import io
 import math
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from biochunk.evaluation.chunking import MethodRun, sizes_png
+from biochunk.io import scratch_dir
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 th{white-space:normal}td{white-space:nowrap}table{border-collapse:collapse;margin:.5em 0}td,th{padding:.3em .6em;border-bottom:1px solid #eee;text-align:right}
 td:first-child,th:first-child,td:nth-child(2),th:nth-child(2){text-align:left}tr.best td{background:#eaf6ea}tr.worst td{background:#fbeaea}
+tr.reference td{color:#666;font-style:italic;border-top:2px solid #ccc}
 .muted{color:#777}.note{background:#f6f6f6;border-left:3px solid #bbb;padding:.4em .8em;margin:.3em 0}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}.chunk{border:1px solid #ddd;border-radius:6px;padding:.6em .8em;
 font-size:.9em;white-space:pre-wrap;max-height:22em;overflow:auto}mark{background:#ffe066;padding:0 .1em}
-img{max-width:100%}.q{margin-top:1.2em;font-weight:600}
+img{max-width:100%}.q{margin-top:1.2em;font-weight:600}.wide{overflow-x:auto}.wide table{font-size:.86em}
 """
 PRIMARY = "ndcg@10"
+MISSING = "—"  # an undefined value: no answers, no resamples
 
 
 def _png(fig: Any) -> str:
@@ -43,19 +45,28 @@ def _img(src: str, alt: str) -> str:
 
 
 def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not math.isnan(v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return MISSING
     if isinstance(v, float):
         return f"{v:.{digits}f}"
     return html.escape(str(v))
 
 
+def _reference(row: dict[str, Any]) -> bool:
+    # Whole documents (``none``) are a reference row; metrics written before the flag existed say so by name.
+    return bool(row.get("reference", row["method"] == "none"))
+
+
+def _label(row: dict[str, Any]) -> str:
+    return f"{row['method']} (reference)" if _reference(row) else str(row["method"])
+
+
 def ranking_plot(ranking: Sequence[dict[str, Any]]) -> str:
-    """nDCG@10 per method with its bootstrap interval, best on top."""
+    """nDCG@10 per method with its bootstrap interval, best on top; the reference row in grey."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -63,12 +74,12 @@ def ranking_plot(ranking: Sequence[dict[str, Any]]) -> str:
 
     rows = list(reversed(ranking))
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.2))
-    y = range(len(rows))
-    v = [r[PRIMARY] for r in rows]
-    err = [[max(0.0, r[PRIMARY] - r["ci_low"]) for r in rows], [max(0.0, r["ci_high"] - r[PRIMARY]) for r in rows]]
-    ax.errorbar(v, list(y), xerr=err, fmt="o", color="tab:blue", capsize=3)
-    ax.set_yticks(list(y), [r["method"] for r in rows], fontsize=8)
-    ax.set_xlabel(f"{rows[0]['retriever']} nDCG@10 (95% bootstrap interval over questions)", fontsize=8)
+    for y, r in enumerate(rows):
+        v, lo, hi = r[PRIMARY], r.get("ci_low"), r.get("ci_high")
+        err = [[max(0.0, v - lo)], [max(0.0, hi - v)]] if _number(lo) and _number(hi) else None  # no resamples: no bar
+        ax.errorbar([v], [y], xerr=err, fmt="o", color="tab:gray" if _reference(r) else "tab:blue", capsize=3)
+    ax.set_yticks(list(range(len(rows))), [_label(r) for r in rows], fontsize=8)
+    ax.set_xlabel(f"{rows[0]['retriever']} nDCG@10, tie-aware (95% bootstrap interval over questions)", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     out = _png(fig)
@@ -83,11 +94,11 @@ def cut_plot(sizes: dict[str, dict[str, Any]]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    items = sorted(((m, s["cut_answer_share"]) for m, s in sizes.items()), key=lambda t: t[1])
+    items = sorted(((m, s["cut_answer_share"]) for m, s in sizes.items() if _number(s.get("cut_answer_share"))), key=lambda t: t[1])
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(items) + 1.2))
     ax.barh([m for m, _ in items][::-1], [v for _, v in items][::-1], color="tab:red")
     ax.set_xlabel("share of answers cut by a chunk boundary", fontsize=8)
-    ax.set_xlim(0, max(0.05, max(v for _, v in items) * 1.15))
+    ax.set_xlim(0, max(0.05, max((v for _, v in items), default=0.0) * 1.15))
     ax.tick_params(labelsize=8)
     fig.tight_layout()
     out = _png(fig)
@@ -96,9 +107,10 @@ def cut_plot(sizes: dict[str, dict[str, Any]]) -> str:
 
 
 def sizes_plot(runs: Sequence[MethodRun], title: str) -> str:
-    # The chunk_docs stage's own histogram grid, written to a file and inlined.
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "sizes.png"
+    # The chunk_docs stage's own histogram grid, written to a file and inlined; the scratch
+    # folder is pid-tagged so that a run killed while drawing leaves nothing in $TMPDIR.
+    with scratch_dir("biochunk-plot-") as tmp:
+        path = tmp / "sizes.png"
         sizes_png(runs, title, path)
         return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
@@ -135,6 +147,110 @@ def _chunk_card(label: str, chunk: dict[str, Any]) -> str:
     )
 
 
+def _interval(lo: Any, hi: Any) -> str:
+    return f"[{_fmt(lo)}, {_fmt(hi)}]" if _number(lo) and _number(hi) else MISSING
+
+
+def _verdict(row: dict[str, Any], best: str) -> str:
+    if row["method"] == best:
+        return "best"
+    if row.get("separable") is None:
+        return MISSING
+    if not row["separable"]:
+        return "not separable"
+    return "separable: above the best" if row["vs_best"] > 0 else "separable: below the best"
+
+
+def _ranking(ranking: Sequence[dict[str, Any]], questions: int) -> list[str]:
+    """The ranking section: tie-aware nDCG@10, unpaired and paired intervals, the reference row."""
+    ranker = ranking[0]["retriever"]
+    retrievers = [k[: -len(PRIMARY) - 1] for k in ranking[0] if k.endswith(f"_{PRIMARY}") and not k.startswith((ranker, PRIMARY))]
+    methods = [r for r in ranking if not _reference(r)]
+    best, worst = methods[0]["method"], methods[-1]["method"]
+    parts = [
+        f"<h2>Ranking</h2><p>By {ranker} nDCG@10 over {questions} questions, <b>tie-aware</b>: where documents have equal "
+        "scores, the expected nDCG@10 over every order of them (McSherry &amp; Najork 2008), not trec_eval's order by "
+        "document id. Equal nDCG@10 is ordered by the answer column (where there are answers), then by name. The 95% "
+        "interval is a bootstrap over "
+        "questions; <i>difference to the best</i> is each method's nDCG@10 minus the best method's on the same questions, "
+        "with a <b>paired</b> 95% bootstrap interval (the same question resamples for every row): a method is "
+        "<i>separable</i> from the best where that interval excludes 0. Intervals are not corrected for comparing "
+        "many methods.</p>"
+    ]
+    answered = any(_number(r.get("answer@1")) for r in ranking)  # answer columns only where the corpus has answers
+    head = "".join(f"<th>{html.escape(r)} nDCG@10</th>" for r in retrievers)
+    parts.append(
+        f"<div class='wide'><table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th><th>paired 95% "
+        f"interval of the difference to the best</th>{head}<th>recall@10</th>{'<th>answer whole in top chunk</th>' if answered else ''}"
+        f"<th>chunks</th>{'<th>cut answers</th>' if answered else ''}</tr>"
+    )
+    for r in ranking:
+        ref = _reference(r)
+        cls = " class='reference'" if ref else " class='best'" if r["method"] == best else " class='worst'" if r["method"] == worst else ""
+        cells = "".join(f"<td>{_fmt(r.get(f'{x}_{PRIMARY}'))}</td>" for x in retrievers)
+        # The verdict under the paired interval it comes from (one column fewer on a wide table); the
+        # mean difference itself is the difference of the nDCG@10 column.
+        diff = "best" if r["method"] == best else f"{_interval(r.get('vs_best_low'), r.get('vs_best_high'))}"
+        diff += "" if r["method"] == best else f"<br><span class='muted'>{_verdict(r, best)}</span>"
+        name = f"{html.escape(r['method'])} (reference)" if ref else html.escape(r["method"])
+        cut = r.get("cut_answer_share")
+        answer = f"<td>{_fmt(r.get('answer@1'))}</td>" if answered else ""
+        cut_cell = (f"<td>{cut:.1%}</td>" if _number(cut) else f"<td>{MISSING}</td>") if answered else ""
+        parts.append(
+            f"<tr{cls}><td>{'ref' if ref else r.get('rank', '')}</td><td>{name}</td><td>{_fmt(r[PRIMARY])}</td>"
+            f"<td>{_interval(r.get('ci_low'), r.get('ci_high'))}</td><td>{diff}</td>{cells}"
+            f"<td>{_fmt(r.get('recall@10'))}</td>{answer}<td>{r['chunks']}</td>{cut_cell}</tr>"
+        )
+    parts.append("</table></div>")
+    parts += _ranking_notes(ranking, methods, best, questions, answered)
+    parts.append(_img(ranking_plot(ranking), "nDCG@10 per chunk method with intervals"))
+    return parts
+
+
+def _ranking_notes(ranking: Sequence[dict[str, Any]], methods: Sequence[dict[str, Any]], best: str, questions: int, answered: bool) -> list[str]:
+    """What the ranking can and cannot say: ties, paired verdicts, the reference row."""
+    out = []
+    tied = max((r.get("ties_at_cutoff") or 0 for r in ranking), default=0)
+    sensitive = max((r.get("tie_sensitive") or 0 for r in ranking), default=0)
+    moved = [abs(r[PRIMARY] - r[f"{PRIMARY}_trec_eval"]) for r in ranking if _number(r.get(f"{PRIMARY}_trec_eval"))]
+    if tied or sensitive:
+        per_method = ", ".join(f"{html.escape(r['method'])} {r.get('tie_sensitive') or 0}" for r in ranking)
+        cutoff = f"on up to {tied} a tie straddles rank 10" if tied else "no tie straddles rank 10"
+        out.append(
+            f'<div class="note">Tied scores: on up to {sensitive} of {questions} questions the order of documents with equal '
+            f"scores changes nDCG@10 (per method: {per_method}); {cutoff}. trec_eval's order of ties (by document id) would "
+            f"move a method's nDCG@10 by up to {max(moved, default=0.0):.3f}; the tie-aware values do not depend on that order.</div>"
+        )
+    others = [r for r in methods if r["method"] != best]
+    apart = [r["method"] for r in others if r.get("separable")]
+    unknown = [r for r in others if r.get("separable") is None]
+    if others and unknown:
+        out.append(f'<div class="note">No paired intervals (no bootstrap resamples): whether methods differ from {html.escape(best)} is not told.</div>')
+    elif others and not apart:
+        out.append(
+            f'<div class="note">No chunk method is separable from the best ({html.escape(best)}): every paired interval of the '
+            f"difference includes 0, so on these {questions} questions document retrieval does not tell the methods apart; "
+            "more questions (or the chunk-level answer column) are needed.</div>"
+        )
+    elif others:
+        out.append(
+            f'<div class="note">{len(apart)} of {len(others)} other chunk methods are separable from the best ({html.escape(best)}): '
+            f"{', '.join(html.escape(m) for m in apart)}; the paired interval of the rest includes 0.</div>"
+        )
+    if any(_reference(r) for r in ranking):
+        caveat = (
+            " Its <i>answer whole in top chunk</i> is not comparable: its top chunk is a whole document, which holds any "
+            "answer of that document, and a whole document rarely fits a generator's context or the encoder's window."
+            if answered
+            else ""
+        )
+        out.append(
+            '<div class="note"><i>none</i> indexes each document whole: a reference for what chunking gains or loses, not a '
+            f"chunk method, so it is never the best and its row comes last.{caveat}</div>"
+        )
+    return out
+
+
 def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Sequence[MethodRun]) -> str:
     """The report page: ranking with intervals, size histograms, cut answers, sampled questions."""
     corpus, ranking, sizes = metrics["corpus"], metrics["ranking"], metrics["sizes"]
@@ -150,47 +266,21 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
     ]
     parts += [f'<div class="note">{html.escape(n)}</div>' for n in metrics.get("notes", [])]
     if ranking:
-        ranker = ranking[0]["retriever"]
-        retrievers = [k[: -len(PRIMARY) - 1] for k in ranking[0] if k.endswith(f"_{PRIMARY}") and not k.startswith(ranker)]
-        best, worst = (
-            next(r["method"] for r in ranking if r["method"] != "none"),
-            [r["method"] for r in ranking if r["method"] != "none"][-1],
-        )
-        parts.append(f"<h2>Ranking</h2><p>By {ranker} nDCG@10 over {corpus['questions']} questions; the interval is a 95% bootstrap over questions "
-                     "(overlapping intervals: the data do not tell the methods apart). <i>none</i> indexes each document whole.</p>")  # fmt: skip
-        head = "".join(f"<th>{html.escape(r)} nDCG@10</th>" for r in retrievers)
-        # Answer columns only where the corpus has answers (a BEIR set has judgements only).
-        answered = any(_number(r.get("answer@1")) for r in ranking)
-        answer_head = "<th>answer whole in top chunk</th>" if answered else ""
-        cut_head = "<th>cut answers</th>" if answered else ""
-        parts.append(
-            f"<table><tr><th>#</th><th>method</th><th>{ranker} nDCG@10</th><th>95% interval</th>{head}<th>recall@10</th>"
-            f"{answer_head}<th>chunks</th>{cut_head}</tr>"
-        )
-        for i, r in enumerate(ranking, 1):
-            cls = " class='best'" if r["method"] == best else (" class='worst'" if r["method"] == worst else "")
-            cells = "".join(f"<td>{_fmt(r[f'{x}_{PRIMARY}'])}</td>" for x in retrievers)
-            cut = r.get("cut_answer_share")
-            answer = f"<td>{_fmt(r.get('answer@1'))}</td>" if answered else ""
-            cut_cell = f"<td>{f'{cut:.1%}' if _number(cut) else '–'}</td>" if answered else ""
-            parts.append(
-                f"<tr{cls}><td>{i}</td><td>{html.escape(r['method'])}</td><td>{_fmt(r[PRIMARY])}</td>"
-                f"<td>[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]</td>{cells}<td>{_fmt(r['recall@10'])}</td>{answer}"
-                f"<td>{r['chunks']}</td>{cut_cell}</tr>"
-            )
-        parts.append("</table>")
-        if all(r["ci_low"] <= ranking[0]["ci_high"] and ranking[0]["ci_low"] <= r["ci_high"] for r in ranking):
-            parts.append('<div class="note">Every interval overlaps the best one: on these questions the methods are not told apart '
-                         "by document retrieval; more questions (or the chunk-level answer column) are needed.</div>")  # fmt: skip
-        parts.append(_img(ranking_plot(ranking), "nDCG@10 per chunk method with intervals"))
+        parts += _ranking(ranking, corpus["questions"])
+    window = metrics.get("window") or {}
+    over = window.get("over", {})
+    # Chunks the encoder reads truncated (dense retrieval embeds only the window's tokens).
+    over_head = f"<th>longer than the encoder's window ({window['max_seq_length']} tokens)</th>" if window else ""
     parts.append(
-        "<h2>Chunk sizes</h2><table><tr><th>method</th><th>chunks</th><th>mean</th><th>median</th><th>p95</th><th>max</th><th>unit</th><th>mean embedder tokens</th></tr>"
+        "<h2>Chunk sizes</h2><table><tr><th>method</th><th>chunks</th><th>mean</th><th>median</th><th>p95</th><th>max</th><th>unit</th>"
+        f"<th>mean embedder tokens</th>{over_head}</tr>"
     )
     for m, s in sizes.items():
+        over_cell = f"<td>{_fmt(over.get(m))}</td>" if window else ""
         parts.append(
             f"<tr><td>{html.escape(m)}</td><td>{s['chunks']}</td><td>{_fmt(s.get('tokens_mean'), 1)}</td><td>{_fmt(s.get('tokens_median'), 1)}</td>"
             f"<td>{_fmt(s.get('tokens_p95'), 1)}</td><td>{_fmt(s.get('tokens_max'))}</td><td>{html.escape(s['counter'])}</td>"
-            f"<td>{_fmt(s.get('embedder_tokens_mean'), 1)}</td></tr>"
+            f"<td>{_fmt(s.get('embedder_tokens_mean'), 1)}</td>{over_cell}</tr>"
         )
     parts.append("</table>")
     parts.append(_img(sizes_plot(runs, f"{name}: chunk sizes per method"), "chunk size histograms"))

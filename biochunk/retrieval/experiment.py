@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import random
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from biochunk import chunking
 from biochunk.chunking import NO_CHUNKING
 from biochunk.corpus import Document
 from biochunk.evaluation.retrieval import evaluate
+from biochunk.io import new_scratch_dir, scratch_dir
 from biochunk.retrieval import bm25 as bm25_mod
 from biochunk.retrieval.collection import Collection
 from biochunk.retrieval.dense import dense_run, embed_chunks
@@ -94,7 +94,8 @@ def run_retrievers(
     qids, qtexts = queries["query_id"].tolist(), queries["text"].tolist()
     methods = list(dict.fromkeys([*rp.bm25_methods, *rp.dense_methods]))
     qvecs = encoder.encode(qtexts, progress=True) if rp.dense_methods else None
-    work = Path(work_dir or tempfile.mkdtemp(prefix="bm25-"))
+    # pid-tagged: a run killed with SIGKILL leaves it, and the next run removes it
+    work = Path(work_dir) if work_dir else new_scratch_dir("bm25-")
     try:
         for method in methods:
             t0 = time.perf_counter()
@@ -178,7 +179,7 @@ def train_reranker(coll: Collection, p: Any, k1: float, b: float, where: str) ->
 def bm25_candidates(coll: Collection, qrels, depth: int, k1: float, b: float) -> Run:
     """BM25 over whole documents for the queries of ``qrels`` (reranker training negatives)."""
     q = coll.queries[coll.queries["query_id"].isin(qrels)]
-    with tempfile.TemporaryDirectory(prefix="bm25-") as tmp:
+    with scratch_dir("bm25-") as tmp:
         return bm25_mod.bm25_run(coll.docs["doc_id"].tolist(), coll.docs["text"].tolist(), q["text"].tolist(), q["query_id"].tolist(), depth, Path(tmp) / "index", k1, b)
 
 

@@ -1,7 +1,7 @@
 """Token counters, and span counters that count many spans of one document fast.
 
-A token counter (``TokenCounter``) maps a text to its size: whitespace words
-(``count_words``, the default), characters (``count_chars``), or an embedder's
+A token counter (``TokenCounter``) maps a text to its size: words (``count_words``,
+the default: whitespace-separated, and each CJK character one word), characters (``count_chars``), or an embedder's
 tokens (``biochunk.text.tokens.EmbedderCounter``). Counting is the expensive part of
 a size-bounded chunker: packing a span asks for the size of many candidate spans of
 the same document. A ``SpanCounter`` is built once per document and answers
@@ -32,10 +32,38 @@ import numpy as np
 
 TokenCounter = Callable[[str], int]
 
+# Scripts written without spaces between words: Han ideographs (with the iteration marks
+# 々〆〇), hiragana and katakana (full and half width). Whitespace words would make a
+# Chinese document one "word"; each such character counts as one, as BERT tokenizers count
+# it. Hangul is not here: Korean puts spaces between words. Thai, Lao, Khmer and Burmese
+# need a dictionary to find words and are counted by whitespace (use chunk.counter:
+# embedder for them).
+CJK_CHARS = (
+    "\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
+# A word: one CJK character, or a run of other characters up to whitespace or a CJK
+# character. Where a boundary falls depends only on the two characters beside it, so any
+# span of a text counts the words of the text it holds (SpanCounter's promise). Without CJK
+# characters these are exactly str.split's words; CJK punctuation (。，) is not a CJK
+# character, so it counts where it stands alone, as ". " would not.
+CJK_WORD = re.compile(f"[{CJK_CHARS}]|[^\\s{CJK_CHARS}]+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK character (``CJK_CHARS``); an ASCII text is answered without a scan."""
+    return not text.isascii() and CJK_CHAR.search(text) is not None
+
 
 def count_words(text: str) -> int:
-    """Default token counter: whitespace words (offline, deterministic, fast)."""
-    return len(text.split())
+    """Default token counter: whitespace words, each CJK character a word (offline, deterministic, fast).
+
+    A text without CJK characters counts ``len(text.split())``, as it always has.
+    """
+    if not has_cjk(text):
+        return len(text.split())
+    return sum(1 for _ in CJK_WORD.finditer(text))
 
 
 def count_chars(text: str) -> int:
@@ -101,11 +129,19 @@ def word_bounds(text: str) -> tuple[list[int], list[int]]:
     return edges[0::2].tolist(), edges[1::2].tolist()
 
 
-class WordTable(SpanCounter):
-    """Counters that count each whitespace-separated word on its own (words; separable tokenizers).
+def cjk_word_bounds(text: str) -> tuple[list[int], list[int]]:
+    """Starts and ends of ``count_words``'s words of ``text``: each CJK character a word of its own."""
+    if not has_cjk(text):
+        return word_bounds(text)
+    spans = [m.span() for m in CJK_WORD.finditer(text)]
+    return [s for s, _ in spans], [e for _, e in spans]
 
-    ``word_tokens`` maps a word (or a piece of one) to its count; None counts 1 per
-    word. The document's words and their running count are computed once; a span
+
+class WordTable(SpanCounter):
+    """Counters that count each word on its own (words; separable tokenizers).
+
+    ``word_tokens`` maps a whitespace-separated word (or a piece of one) to its count; None
+    counts ``count_words``'s words, 1 each (a piece of one counts 1 too). The document's words and their running count are computed once; a span
     counts the words that start in it, corrected for the at most two words it cuts
     through, whose pieces are counted on their own. Exact: equals the counter on
     ``text[start:end]`` for every span.
@@ -115,7 +151,7 @@ class WordTable(SpanCounter):
 
     def __init__(self, text: str, word_tokens: Mapping[str, int] | None = None) -> None:
         super().__init__(text)
-        self.starts, self.ends = word_bounds(text)
+        self.starts, self.ends = word_bounds(text) if word_tokens is not None else cjk_word_bounds(text)
         self.word_tokens = word_tokens
         # str.split cuts at exactly the whitespace word_bounds uses: the same words, in order.
         self.cum = None if word_tokens is None else [0, *accumulate(map(word_tokens.__getitem__, text.split()))]

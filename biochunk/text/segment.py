@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from biochunk.text.counting import CJK_CHAR, CJK_WORD
+
 # Tokens that end with a period but do not end a sentence in biomedical prose.
 # Lower-cased, without the final period. Why a list and not a model: spaCy's small
 # English model splits after "et al." and "Fig." (seen on PLOS text), and a list is
@@ -52,8 +54,14 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Whitespace-delimited word spans of ``text[start:end]``, in text coordinates."""
-    return [(m.start(), m.end()) for m in _WORD.finditer(text, start, len(text) if end is None else end)]
+    """Word spans of ``text[start:end]``, in text coordinates: whitespace-delimited, each CJK character one word.
+
+    The words of ``count_words`` (``biochunk.text.counting``), so a window of n words counts n.
+    """
+    stop = len(text) if end is None else end
+    # Scanning the range once more is cheaper than a per-character alternation on every text.
+    word = CJK_WORD if CJK_CHAR.search(text, start, stop) else _WORD
+    return [(m.start(), m.end()) for m in word.finditer(text, start, stop)]
 
 
 def _is_abbreviation(text: str, dot: int, after: int) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
@@ -47,7 +47,10 @@ DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, ".jsonl", ".pdf", *HTML_SUFFIXES)
 QUESTIONS_FILE = "questions.jsonl"
 PAGE_BREAK = "\n\n"  # between PDF pages, so paragraph splitting also breaks there
 PAGE_TITLE = "page {}"  # a PDF page's section title (1-based)
-MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# An ATX heading line: 1-6 '#', blanks, the title. The title's closing blanks and '#'s are cut
+# in ``md_headings``: as a regex tail (``(.+?)[ \t#]*$``) they backtrack over each '#' run of a
+# long line, quadratic in its length (issue 25: 0.25 MB took 200 s).
+MD_HEADING = re.compile(r"^(#{1,6})([ \t]+)(.*)$", re.MULTILINE)
 # HTML elements whose text is one paragraph; the innermost one wins where they nest.
 HTML_BLOCKS = (
     "p",
@@ -67,6 +70,7 @@ HTML_BLOCKS = (
     "figcaption",
     "caption",
 )
+HTML_BLOCK_SET = frozenset(HTML_BLOCKS)
 HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 HTML_SKIP = ("script", "style", "noscript", "nav", "template", "svg", "head")
 
@@ -129,18 +133,45 @@ def _text(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     paragraphs = paragraph_spans(text)
     sections = []
     if path.suffix.lower() == ".md":
-        heads = list(MD_HEADING.finditer(text))
-        for k, m in enumerate(heads):
-            end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
-            sections.append({"title": m.group(2), "start": m.start(), "end": len(text[:end].rstrip())})
+        heads = md_headings(text)
+        for k, (head, start) in enumerate(heads):
+            end = heads[k + 1][1] if k + 1 < len(heads) else len(text)
+            # The section's own slice, not text[:end]: one copy of each section, linear in all.
+            sections.append({"title": head, "start": start, "end": start + len(text[start:end].rstrip())})
     title = sections[0]["title"] if sections else text[paragraphs[0][0] : paragraphs[0][1]].split("\n", 1)[0].strip()
     return _doc(name, title, text, sections, paragraphs)
+
+
+def md_headings(text: str) -> list[tuple[str, int]]:
+    r"""(title, start) of each Markdown ATX heading, in order; linear in the text.
+
+    The same titles as ``^(#{1,6})[ \t]+(.+?)[ \t#]*$`` (the title without its closing
+    blanks and '#'s), down to headings of blanks and '#'s only.
+    """
+    out = []
+    for m in MD_HEADING.finditer(text):
+        blanks, rest = m.group(2), m.group(3)
+        title = rest.rstrip(" \t#")
+        if not title:  # "# ##": the lazy title keeps one character, a '#' or the last blank
+            if rest:
+                title = rest[0]
+            elif len(blanks) > 1:
+                title = blanks[-1]
+            else:
+                continue  # "# " alone is no heading
+        out.append((title, m.start()))
+    return out
 
 
 def _jsonl_doc(ctx: Context, where: str, obj: Any) -> dict[str, Any] | None:
     key = next((k for k in ("id", "_id", "doc_id") if isinstance(obj, dict) and obj.get(k) is not None), None)
     if key is None or not nonempty_str(obj.get("text")):
         malformed(ctx, "documents", where, 'expected {"id": ..., "text": "..."} (a "title" is optional)')
+        return None
+    # An empty id is no id: questions could not name the document, and two empty ids would
+    # collide; a float or a list is a shifted column, not an id.
+    if type(obj[key]) not in (str, int) or not str(obj[key]).strip():
+        malformed(ctx, "documents", where, f"document {key} {obj[key]!r} is not a non-empty string or integer; give it an id")
         return None
     text = obj["text"]
     title = obj.get("title") if isinstance(obj.get("title"), str) else ""
@@ -164,14 +195,18 @@ def _pdf(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     if not any(pages):
         _empty(ctx, path, "the PDF has no text layer (a scan?); run OCR on it first, or remove it from the folder")
         return None
-    text, sections = "", []
+    parts: list[str] = []
+    pos, sections = 0, []
     for n, page in enumerate(pages, 1):
         if not page:
             continue  # a blank page: no section, the page numbers of the others stay true
-        if text:
-            text += PAGE_BREAK
-        sections.append({"title": PAGE_TITLE.format(n), "start": len(text), "end": len(text) + len(page)})
-        text += page
+        if parts:
+            parts.append(PAGE_BREAK)
+            pos += len(PAGE_BREAK)
+        sections.append({"title": PAGE_TITLE.format(n), "start": pos, "end": pos + len(page)})
+        parts.append(page)
+        pos += len(page)
+    text = "".join(parts)
     paragraphs = paragraph_spans(text)
     title = str(meta_title).strip() or text[paragraphs[0][0] : paragraphs[0][1]].split("\n", 1)[0].strip()
     return _doc(name, title, text, sections, paragraphs)
@@ -198,20 +233,24 @@ def _html(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup.find_all(HTML_SKIP):
         tag.decompose()
-    blocks = [b for b in soup.find_all(HTML_BLOCKS) if not b.find(HTML_BLOCKS)]
+    blocks: list[Tag] = _leaf_blocks(soup)
     if not blocks:  # no block markup: the page's text as one paragraph
         blocks = [soup]
-    text, paragraphs, heads = "", [], []
+    parts: list[str] = []  # joined once: growing one string block by block copies it each time
+    pos, paragraphs, heads = 0, [], []
     for b in blocks:
         words = " ".join(b.get_text(" ").split())
         if not words:
             continue
-        if text:
-            text += "\n\n"
-        paragraphs.append((len(text), len(text) + len(words)))
+        if parts:
+            parts.append("\n\n")
+            pos += 2
+        paragraphs.append((pos, pos + len(words)))
         if getattr(b, "name", None) in HTML_HEADINGS:
-            heads.append((words, len(text)))
-        text += words
+            heads.append((words, pos))
+        parts.append(words)
+        pos += len(words)
+    text = "".join(parts)
     if not text:
         _empty(ctx, path, "the page holds no text; remove it from the folder")
         return None
@@ -220,6 +259,31 @@ def _html(ctx: Context, path: Path, name: str) -> dict[str, Any] | None:
         for k, (t, s) in enumerate(heads)
     ]
     return _doc(name, title or (heads[0][0] if heads else ""), text, sections, paragraphs)
+
+
+def _leaf_blocks(soup: BeautifulSoup) -> list[Tag]:
+    """The block elements with no block element inside, in document order, in one walk of the tree.
+
+    Asking each block whether it holds another (``b.find(HTML_BLOCKS)``) costs a search per
+    block: 70 s for a 4 MB page. Walked with an explicit stack, so deep nesting cannot
+    exhaust Python's recursion limit either. Leaves never nest, so the order in which they
+    close is their document order.
+    """
+    leaves: list[Tag] = []
+    stack: list[tuple[Tag, Iterator[Any], list[bool]]] = [(soup, iter(soup.contents), [False])]
+    while stack:
+        tag, children, below = stack[-1]
+        child = next(children, None)
+        if isinstance(child, Tag):
+            stack.append((child, iter(child.contents), [False]))
+        elif child is None:  # the tag closes
+            stack.pop()
+            block = tag is not soup and tag.name in HTML_BLOCK_SET
+            if block and not below[0]:
+                leaves.append(tag)
+            if stack and (block or below[0]):
+                stack[-1][2][0] = True
+    return leaves
 
 
 def _doc(doc_id: str, title: str, text: str, sections: list[dict[str, Any]], paragraphs: list[tuple[int, int]]) -> dict[str, Any]:
@@ -240,6 +304,9 @@ def _questions(ctx: Context, path: Path, docs: list[dict[str, Any]]) -> list[dic
         ok = isinstance(q, dict) and q.get("id") is not None and nonempty_str(q.get("question")) and q.get("doc_id") is not None
         if not ok or not nonempty_str(q.get("answer")):
             malformed(ctx, "answers", where, 'expected {"id", "question", "doc_id", "answer"} (and optionally "start")')
+            continue
+        if not str(q["id"]).strip():  # runs and the report are keyed by question id
+            malformed(ctx, "answers", where, "the question id is empty; give every question an id")
             continue
         doc_id, answer = str(q["doc_id"]), q["answer"]
         if doc_id not in text_of:

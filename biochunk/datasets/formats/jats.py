@@ -19,6 +19,7 @@ What the text leaves out, and how it is accounted for:
 from __future__ import annotations
 
 import re
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,12 @@ def _article(ctx: Context, path: Path) -> dict[str, Any] | None:
         return None
     title_el = root.find("front/article-meta/title-group/article-title")
     doc = _Builder(ctx)
-    doc.blocks(body)
+    try:
+        doc.blocks(body)
+    except RecursionError:
+        malformed(ctx, SPLIT, str(path), f"elements nested deeper than {sys.getrecursionlimit()} levels")
+        return None
+    doc.sections = [r for r in doc.sections if not r.get("empty")]
     if not doc.parts:
         malformed(ctx, SPLIT, str(path), "article <body> has no text")
         return None
@@ -91,6 +97,10 @@ class _Builder:
     pos: int = 0
     after_title: bool = False
     open_sections: list[dict[str, Any]] = field(default_factory=list)
+    # open_sections[unstarted:] have no text yet: each add starts only those, and a section's
+    # end is set when it closes, so a block costs O(1) however deep the nesting (issue 25).
+    unstarted: int = 0
+    last_end: int = 0
     sections: list[dict[str, Any]] = field(default_factory=list)
     paragraphs: list[dict[str, int]] = field(default_factory=list)
 
@@ -125,9 +135,12 @@ class _Builder:
             self.add(title, is_title=True)
         self.blocks(sec)
         self.open_sections.pop()
+        self.unstarted = min(self.unstarted, len(self.open_sections))
         if record["start"] is None:
-            self.sections = [r for r in self.sections if r is not record]
+            record["empty"] = True  # removed at the end: removing it here is quadratic in the sections
             self.ctx.report.drop(SPLIT, "section without title or text")
+        else:
+            record["end"] = self.last_end  # the last add since it started was inside it
 
     def caption_block(self, el: ET.Element) -> None:
         """A figure or supplementary file: its label and caption as one paragraph."""
@@ -182,10 +195,10 @@ class _Builder:
         self.parts.append(text)
         self.pos = end
         self.after_title = is_title
-        for record in self.open_sections:
-            if record["start"] is None:
-                record["start"] = start
-            record["end"] = end
+        for record in self.open_sections[self.unstarted :]:
+            record["start"] = start
+        self.unstarted = len(self.open_sections)
+        self.last_end = end
         return start, end
 
 

@@ -1,4 +1,11 @@
-"""SQuAD-format reading comprehension over whole articles (COVID-QA) -> DOCUMENTS + ANSWERS.
+"""SQuAD-format reading comprehension (COVID-QA; SQuAD v1.1 and v2.0) -> DOCUMENTS + ANSWERS.
+
+Each paragraph's ``context`` is one document. Its id is the paragraph's ``document_id`` where
+there is one (COVID-QA: one article per paragraph); standard SQuAD files have none, so it is
+derived from the article ``title`` (slugified; ``-p<n>`` per paragraph where an article has
+several; ``-2``, ``-3`` for a repeat), else the article's position (``article-<n>``). An empty
+``document_id`` is treated as absent and counted as a repair. SQuAD v2's unanswerable
+questions (``is_impossible``) are skipped and counted; their ``plausible_answers`` are not read.
 
 COVID-QA gives each article as one ``context``: title, URL, authors, then ``Abstract: ...``
 and ``Text: ...``, paragraphs separated by blank lines. The context is kept verbatim as the
@@ -40,6 +47,7 @@ def convert_squad(ctx: Context) -> Tables:
     repairs: Counter[int] = Counter()
     doc_ids: set[str] = set()
     question_ids: set[str] = set()
+    derived = 0
     for files in ctx.spec.splits.values():
         for name in files:
             path = raw_file(ctx, name)
@@ -54,42 +62,73 @@ def convert_squad(ctx: Context) -> Tables:
                 if not isinstance(paragraphs, list):
                     malformed(ctx, "documents", f"{path}:data[{i}]", 'expected {"paragraphs": [...]}')
                     continue
+                title = article.get("title")
+                base = _slug(title) if isinstance(title, str) else ""
                 for j, para in enumerate(paragraphs):
                     where = f"{path}:data[{i}].paragraphs[{j}]"
                     ctx.report.rows_read["documents"] += 1
-                    doc = _document(ctx, where, para, doc_ids)
+                    fallback = (base or f"article-{i + 1}") + (f"-p{j + 1}" if len(paragraphs) > 1 else "")
+                    doc = _document(ctx, where, para, doc_ids, fallback, title if base else None)
                     if doc is None:
                         continue
+                    derived += doc.pop("derived")
                     documents.append(doc)
                     answers.extend(_answers(ctx, where, para.get("qas", []), doc, question_ids, repairs))
     for shift, n in sorted(repairs.items()):
         ctx.report.repair("answers", f"answer_start off by {shift:+d} characters", n)
     if repairs:
         log.warning("%d answer offsets repaired (shift: count) %s", sum(repairs.values()), dict(sorted(repairs.items())))
+    if derived:
+        ctx.report.notes.append(
+            f"{derived} document ids derived from the article titles (or positions): the file gives no document_id"
+        )
     return {
         "documents": (pd.DataFrame(documents, columns=DOCUMENTS.names), DOCUMENTS),
         "answers": (pd.DataFrame(answers, columns=ANSWERS.names), ANSWERS),
     }
 
 
-def _document(ctx: Context, where: str, para: Any, doc_ids: set[str]) -> dict[str, Any] | None:
-    if not isinstance(para, dict) or not nonempty_str(para.get("context")) or para.get("document_id") is None:
-        malformed(ctx, "documents", where, "expected a non-empty context and a document_id")
+def _document(ctx: Context, where: str, para: Any, doc_ids: set[str], fallback: str, title: str | None) -> dict[str, Any] | None:
+    """The paragraph as a document; ``fallback`` is its id when it has no document_id, ``title`` its article's."""
+    if not isinstance(para, dict) or not nonempty_str(para.get("context")):
+        malformed(ctx, "documents", where, "expected a non-empty context")
         return None
-    doc_id = str(para["document_id"])
-    if doc_id in doc_ids:
-        malformed(ctx, "documents", where, f"document_id {doc_id} occurs twice")
-        return None
+    given = para.get("document_id")
+    if given is not None and not str(given).strip():
+        ctx.report.repair("documents", "empty document_id: id derived from the article title or position")
+        given = None
+    if given is not None:
+        doc_id = str(given)
+        if doc_id in doc_ids:
+            malformed(ctx, "documents", where, f"document_id {doc_id} occurs twice")
+            return None
+    else:
+        # A repeated title (or two titles with one slug) gets -2, -3 ...: in file order, so deterministic.
+        doc_id, n = fallback, 1
+        while doc_id in doc_ids:
+            n += 1
+            doc_id = f"{fallback}-{n}"
     doc_ids.add(doc_id)
     text = para["context"]
     blocks = paragraph_spans(text)
     return {
         "doc_id": doc_id,
-        "title": text[blocks[0][0] : blocks[0][1]].split("\n", 1)[0].strip(),
+        # COVID-QA's context opens with its article's title; a standard SQuAD article names it.
+        "title": title.strip() if given is None and title else text[blocks[0][0] : blocks[0][1]].split("\n", 1)[0].strip(),
         "text": text,
         "sections": _sections(text, blocks),
         "paragraphs": [{"start": s, "end": e} for s, e in blocks],
+        "derived": given is None,
     }
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+SLUG_CHARS = 80  # ids appear in reports and logs; a whole sentence as a title would not read
+
+
+def _slug(title: str) -> str:
+    """``"Super_Bowl_50"`` -> ``"super-bowl-50"``; letters of any script are kept."""
+    return _NOT_WORD.sub("-", title.lower())[:SLUG_CHARS].strip("-")
 
 
 def paragraph_spans(text: str) -> list[tuple[int, int]]:
@@ -127,15 +166,22 @@ def _answers(
     for k, qa in enumerate(qas):
         here = f"{where}.qas[{k}]"
         ctx.report.rows_read["answers"] += 1
-        ok = isinstance(qa, dict) and qa.get("id") is not None and nonempty_str(qa.get("question"))
-        if not ok or not isinstance(qa.get("answers"), list):
-            malformed(ctx, "answers", here, "expected id, question and an answers list")
+        # An empty id is no id: two of them would collide, and runs are keyed by question id.
+        id_text = str(qa.get("id")).strip() if isinstance(qa, dict) and qa.get("id") is not None else ""
+        ok = isinstance(qa, dict) and id_text != "" and nonempty_str(qa.get("question"))
+        impossible = ok and qa.get("is_impossible") is True  # v2 may leave its answers out
+        if not ok or not (impossible or isinstance(qa.get("answers"), list)):
+            malformed(ctx, "answers", here, "expected a non-empty id, a question and an answers list")
             continue
         qid = str(qa["id"])
         if qid in question_ids:
             malformed(ctx, "answers", here, f"question id {qid} occurs twice")
             continue
         question_ids.add(qid)
+        if qa.get("is_impossible") is True:
+            # SQuAD v2: unanswerable by design; its plausible_answers are wrong on purpose.
+            ctx.report.drop("answers", "unanswerable question (is_impossible)")
+            continue
         if qa.get("is_impossible") or not qa["answers"]:
             ctx.report.drop("answers", "question without an answer")
             continue
