@@ -654,6 +654,9 @@ FLAG_CASES: list[Case] = [
     case("metrics-checked-before-models", "flags", compare_stage(*OUT, "--metrics", "{d}/m"), "--metrics '{d}/m'", params={"embed.model": NO_MODEL}, files=safe(METRICS_DIR), guard=intact(METRICS_DIR)),
     case("flag-checked-before-the-corpus", "flags", compare_stage(*OUT, "--samples", "-1"), "--samples -1", files=safe(JSONL_WITH_BAD_LINE)),
     case("malformed-line-names-skip-malformed", "flags", compare_stage(*OUT), "more.jsonl:2: not valid JSON (Expecting value) (fix the line, or set convert.skip_malformed", files=safe(JSONL_WITH_BAD_LINE)),
+    # argparse's own mistakes: one line too (cli.ArgumentParser), not a usage block
+    case("unknown-retriever", "flags", compare_stage(*OUT, "--retrievers", "bogus"), "argument --retrievers: invalid choice: 'bogus'", files=safe()),
+    case("bootstrap-not-a-number", "flags", compare_stage(*OUT, "--bootstrap", "many"), "argument --bootstrap: invalid int value: 'many'", files=safe()),
     case("skip-malformed-honoured", "flags", compare_stage(*OUT, outputs=()), expect="ok", params={"convert.skip_malformed": True}, files=safe(JSONL_WITH_BAD_LINE), check=malformed_line_skipped),
     case("max-documents-one", "flags", compare_stage(*OUT, "--max-documents", "1", outputs=()), expect="ok", files=safe(), check=report("out/metrics.json", **{"corpus.documents": 1})),
     case("bootstrap-zero-no-intervals", "flags", compare_stage(*OUT, "--retrievers", "bm25", "--bootstrap", "0", "--samples", "0", outputs=()), expect="ok", needs="pyserini", files=safe(ONE_QUESTION), check=no_intervals),

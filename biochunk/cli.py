@@ -3,6 +3,7 @@ one line (no traceback) when the run is interrupted or terminated."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
@@ -67,6 +68,15 @@ def _leave_signals_to_python() -> None:
         return
     if not jnius_config.vm_running and "-Xrs" not in jnius_config.get_options():
         jnius_config.add_options("-Xrs")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose mistakes end like every other user mistake: one ``error:``
+    line naming the flag (argparse prints its usage block first), exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
 
 
 def run(main: Callable[[], None]) -> None:

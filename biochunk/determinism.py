@@ -17,9 +17,19 @@ import numpy as np
 import torch
 
 
+# Training's backward passes add up per-thread partial gradients, so an adapter's bits follow
+# torch's thread count, which MKL's STRICT mode (biochunk/__init__.py) does not reach: seen
+# here, the scorer trained on one thread differed from the one trained on two (the embedding,
+# ranking and generator outputs did not). Training therefore runs on this many threads on every
+# machine: a one-core runner, this two-core one and a workstation write the same adapter
+# (tests/test_reproducible_threads.py). Two is this project's reference machine; more would
+# not change the committed lock's bits, only need a new one.
+TRAIN_THREADS = 2
+
+
 def seed_all(seed: int) -> None:
-    """Seed Python, NumPy and torch (CPU and every CUDA device) and ask torch for
-    deterministic kernels.
+    """Seed Python, NumPy and torch (CPU and every CUDA device), ask torch for
+    deterministic kernels and run it on ``TRAIN_THREADS`` threads.
 
     ``warn_only``: a few CUDA kernels have no deterministic variant; they warn instead of
     failing, which is why results on CUDA agree within a tolerance, not bit for bit.
@@ -30,6 +40,7 @@ def seed_all(seed: int) -> None:
     # cuBLAS needs a fixed workspace for deterministic matrix products (read at first use).
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.set_num_threads(TRAIN_THREADS)
 
 
 # LoraConfig fields that PEFT holds as sets.

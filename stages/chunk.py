@@ -4,7 +4,6 @@ The documents are chunked partition by partition on ``compute.engine`` (this pro
 Dask cluster) and written as they come back, one row group per partition.
 """
 
-import argparse
 import logging
 import math
 from pathlib import Path
@@ -19,7 +18,7 @@ log = logging.getLogger("chunk")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True, help="names configs/triggers|hierarchy/<dataset>.yaml for hybrid")
     ap.add_argument("--train", required=True, type=Path, help="converted training split (Parquet)")
     ap.add_argument("--out", required=True, type=Path, help="output folder: chunks.parquet + report.json")

@@ -9,7 +9,6 @@ Where the dataset has extractive answers (ANSWERS, COVID-QA), it also counts the
 gold answers that no single chunk holds whole.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -29,7 +28,7 @@ log = logging.getLogger("chunk_docs")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder: documents.parquet [answers.parquet]")
     ap.add_argument("--out", required=True, type=Path, help="chunks of every method (Parquet, CHUNKS)")

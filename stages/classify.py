@@ -7,7 +7,6 @@ metrics (binary P/R/F1 with 95% bootstrap CIs; the evidence's majority vote as a
 baseline) and a precision/recall plot table.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -27,7 +26,7 @@ log = logging.getLogger("classify")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder: train, test (CLASSIFICATION)")
     ap.add_argument("--out", required=True, type=Path, help="folder: predictions.parquet, chunks.parquet")

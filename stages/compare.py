@@ -84,7 +84,7 @@ def _compare_metrics(path: Path) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = cli.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, type=Path, help="folder of documents, BEIR folder, or SQuAD .json file")
     ap.add_argument("--out", default=None, help="output folder (default: build/compare/<corpus name>)")
     ap.add_argument("--kind", choices=KINDS, default=None, help="corpus layout (default: told from the path)")

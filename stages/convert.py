@@ -1,6 +1,5 @@
 """Stage convert: raw files -> unified Parquet (one file per split/table) + report.json."""
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -12,7 +11,7 @@ log = logging.getLogger("convert")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--raw", required=True, type=Path)
     ap.add_argument("--out", required=True, type=Path)

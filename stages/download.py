@@ -1,6 +1,5 @@
 """Stage download: materialise one dataset's raw files under data/raw/<dataset>/."""
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -12,7 +11,7 @@ log = logging.getLogger("download")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--params", default="params.yaml")

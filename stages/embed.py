@@ -5,7 +5,6 @@ or a Dask cluster whose workers each load the encoder once); inputs and relation
 go the same way, so under Dask this process never loads the model.
 """
 
-import argparse
 import logging
 import math
 from pathlib import Path
@@ -21,7 +20,7 @@ log = logging.getLogger("embed")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--chunks", required=True, type=Path)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder (train/dev/test.parquet)")
     ap.add_argument("--config", required=True, type=Path, help="dataset config with relation definitions")

@@ -1,6 +1,5 @@
 """Stage evaluate: micro P/R/F1 of triples, retrieval hit rates, chunk statistics, plots."""
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -16,7 +15,7 @@ log = logging.getLogger("evaluate")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder (test.parquet, report.json)")
     ap.add_argument("--chunks", required=True, type=Path)

@@ -5,7 +5,6 @@ Writes metrics/qa-<dataset>.json (per method, with intervals; ANOVA F and p per 
 the comparison report as JSON and Markdown, per-question scores, and plots/qa-<dataset>/.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -20,7 +19,7 @@ log = logging.getLogger("evaluate_qa")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--qa", required=True, type=Path, help="qa_context folder: questions, chunks, contexts")
     ap.add_argument("--answers", required=True, type=Path, help="generate_qa folder: answers.parquet, report.json")

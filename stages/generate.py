@@ -1,6 +1,5 @@
 """Stage generate: the generator writes head | relation | tail for each test sentence."""
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -18,7 +17,7 @@ log = logging.getLogger("generate")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--chunks", required=True, type=Path)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--rankings", required=True, type=Path, help="re-scored rankings")

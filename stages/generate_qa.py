@@ -5,7 +5,6 @@ another split, with their own retrieved context), so it is encoded once per meth
 Writes answers.parquet (QA_ANSWERS: prompt, raw output, parsed answer) and report.json.
 """
 
-import argparse
 import logging
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ log = logging.getLogger("generate_qa")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--qa", required=True, type=Path, help="qa_context folder: questions, chunks, contexts")
     ap.add_argument("--out", required=True, type=Path, help="folder: answers.parquet, report.json")
     ap.add_argument("--params", default="params.yaml")

@@ -5,7 +5,6 @@ in-context example pool, from another split), chunks.parquet (CHUNKS of every me
 contexts.parquet (QA_CONTEXTS: top-k chunks per question and method) and report.json.
 """
 
-import argparse
 import logging
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ log = logging.getLogger("qa_context")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--out", required=True, type=Path, help="folder: questions, chunks, contexts (Parquet), report.json")

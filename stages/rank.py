@@ -6,7 +6,6 @@ are what train_scorer re-orders for the generator. The whole pool is written so 
 scorer trains on it and evaluate can report hit@k along it.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -23,7 +22,7 @@ log = logging.getLogger("rank")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--chunks", required=True, type=Path)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--embeddings", required=True, type=Path, help="embed stage folder")

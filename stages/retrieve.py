@@ -6,7 +6,6 @@ the metrics JSON is {retriever: {chunk method: {ndcg@10, map, mrr@10, recall@k, 
 "rerank": ..., "reshape": ..., "corpus": ...}.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -26,7 +25,7 @@ log = logging.getLogger("retrieve")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--reranker", required=True, type=Path, help="train_reranker folder")

@@ -7,7 +7,6 @@ and is saved unchanged. With no training judgements (many BEIR sets ship test qr
 the output holds only report.json saying reranking is off, and retrieve skips reranking.
 """
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -21,7 +20,7 @@ log = logging.getLogger("train_reranker")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--out", required=True, type=Path, help="folder: the saved cross-encoder and report.json")

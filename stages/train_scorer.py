@@ -1,7 +1,6 @@
 """Stage train_scorer: LoRA chunk scorer trained on the training inputs' pools; re-orders the
 ``rank.top_k`` chunks that selection passed on, which is what the generator reads."""
 
-import argparse
 import logging
 from pathlib import Path
 
@@ -16,7 +15,7 @@ log = logging.getLogger("train_scorer")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--chunks", required=True, type=Path)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
     ap.add_argument("--rankings", required=True, type=Path)

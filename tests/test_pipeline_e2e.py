@@ -58,10 +58,13 @@ def _outs(lock: Path) -> dict[str, str]:
 def test_a_second_clean_run_writes_identical_outputs(repo, tmp_path):
     # The committed dvc.lock and metrics/ are what a clean clone produces: every output of
     # every stage, training and generation included, byte for byte. Another hash seed
-    # catches anything that depends on set or dict order.
+    # catches anything that depends on set or dict order; one thread instead of the machine's
+    # count, anything that depends on how a product or a gradient is split between threads (a
+    # CPU quota or a busy machine; MKL_CBWR's STRICT and determinism.TRAIN_THREADS).
     first, _ = repo
     second, env = copy_repo(tmp_path / "repo", TINY)
-    _sh(["dvc", "repro"], second, {**env, "PYTHONHASHSEED": "12345"})
+    one_thread = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    _sh(["dvc", "repro"], second, {**env, "PYTHONHASHSEED": "12345", **one_thread})
     a, b = _outs(first / "dvc.lock"), _outs(second / "dvc.lock")
     assert a.keys() == b.keys() and len(a) >= len(ALL_STAGES)
     differ = sorted(k for k in a if a[k] != b[k])
