@@ -149,8 +149,8 @@ def main() -> None:
             (tmp / "report.html").write_text(page, encoding="utf-8")
         if metrics_path is not None:
             write_json(metrics, metrics_path)
-    for note in result.notes:
-        log.info("%s", note)
+    for note in result.notes:  # caveats: what was not read, skipped or truncated
+        log.warning("%s", note)
     for r in result.ranking:
         answer = f", answer whole in top chunk {r['answer@1']:.0%}" if _defined(r["answer@1"]) else ""
         interval = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if _defined(r["ci_low"]) and _defined(r["ci_high"]) else ""

@@ -333,8 +333,7 @@ def window_check(encoder: Any, tables: dict[str, pd.DataFrame]) -> dict[str, Any
         if counts
         else []
     )
-    for n in notes:
-        log.warning("%s", n)
+    # Logged once, by the command, with the comparison's other notes.
     return {"model": name, "max_seq_length": window, "over": over, "chunks": total, "longest": longest, "notes": notes}
 
 
