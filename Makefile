@@ -55,7 +55,7 @@ install-browser:
 		echo "note: chromium or strace could not be installed; the headless-browser and strace tests will skip"
 
 test: install-dev install-browser lint
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25
 
 clean:
 	rm -rf $(VENV)

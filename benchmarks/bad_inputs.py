@@ -482,6 +482,22 @@ PREVIOUS_RUN = {"out/.biochunk-output": b"compare\n", "out/old.txt": b"x"}
 BAD_LINE = {"corpus/bad.jsonl": b"not json\n"}
 OUT = ("--out", "{d}/out")
 
+
+def still_a_device(path: str) -> Callable[[Path], None]:
+    def guard(d: Path) -> None:
+        import stat
+
+        assert stat.S_ISCHR(os.stat(path).st_mode), f"{path} is no longer a character device"
+
+    return guard
+
+
+def fifo(rel: str) -> Callable[[Path], None]:
+    def write(d: Path) -> None:
+        os.mkfifo(d / rel)
+
+    return write
+
 OUTPUT_CASES: list[Case] = [
     case("out-dot", "outputs", compare_stage("--out", "."), "--out '.' is the working directory", cwd="case", files=safe(), guard=intact()),
     case("out-dot-slash", "outputs", compare_stage("--out", "./"), "--out './' is the working directory", cwd="case", files=safe(), guard=intact()),
@@ -507,6 +523,8 @@ OUTPUT_CASES: list[Case] = [
     case("metrics-is-a-document", "outputs", compare_stage(*OUT, "--metrics", "{d}/corpus/a.txt"), "overlaps the corpus", files=safe(), guard=intact()),
     case("metrics-is-the-squad-corpus", "outputs", compare_stage(*OUT, "--metrics", "{d}/qa.json", corpus="{d}/qa.json"), "--metrics '{d}/qa.json' overlaps the corpus", files=safe(SQUAD_FILE), guard=intact(SQUAD_FILE)),
     case("metrics-foreign-file", "outputs", compare_stage(*OUT, "--metrics", "{d}/README.md"), "--metrics '{d}/README.md' is an existing file that compare did not write", files=safe(README), guard=intact(README)),
+    case("metrics-is-dev-null", "outputs", compare_stage(*OUT, "--metrics", "/dev/null"), "--metrics '/dev/null' is a device, pipe or socket", files=safe(), guard=all_of(intact(), still_a_device("/dev/null"))),
+    case("out-is-a-fifo", "outputs", compare_stage("--out", "{d}/pipe"), "--out '{d}/pipe' is a device, pipe or socket", files={**safe(), "pipe": fifo("pipe")}, guard=intact()),
     case("metrics-inside-out", "outputs", compare_stage(*OUT, "--metrics", "{d}/out/m.json"), "--metrics '{d}/out/m.json' overlaps --out", files=safe(), guard=intact()),
     case("metrics-holds-out", "outputs", compare_stage("--out", "{d}/res/out", "--metrics", "{d}/res"), "--metrics '{d}/res' overlaps --out", files=safe(), guard=intact()),
     case("out-marked-folder-replaced", "outputs", compare_stage(*OUT, outputs=()), expect="ok", files=safe(PREVIOUS_RUN), guard=intact(), check=marked_output_replaced),

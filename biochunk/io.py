@@ -190,6 +190,10 @@ def check_output(
             break
     if not real.exists():
         return final
+    if not real.is_dir() and not real.is_file():
+        # A device, pipe or socket (/dev/null, say): a rename onto it would replace it, as root
+        # the system's own /dev/null, with a plain file.
+        raise UserError(f"{name} is a device, pipe or socket, not a file; name a new file or folder")
     if real.is_dir():
         if directory is False:
             raise UserError(f"{name} is an existing folder; name a file (a path that is not a folder)")

@@ -54,7 +54,9 @@ def detect_kind(path: Path) -> str:
 
 def dataset_name(path: Path) -> str:
     """A registry-style name from the folder or file name (it appears in file names and logs)."""
-    name = "".join(c if DATASET_NAME.fullmatch(c) else "-" for c in path.stem.lower()).strip("-")
+    # abspath: `.` and `..` name the folder they stand for (as the user sees it, links unresolved).
+    stem = Path(os.path.abspath(path)).stem
+    name = "".join(c if DATASET_NAME.fullmatch(c) else "-" for c in stem.lower()).strip("-")
     return name or "corpus"
 
 
