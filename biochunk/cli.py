@@ -58,18 +58,6 @@ def _install() -> dict[int, Any]:
     return previous
 
 
-def _leave_signals_to_python() -> None:
-    # The JVM that BM25 starts in this process (pyjnius) installs its own SIGTERM/SIGINT
-    # handlers over Python's, and its handler exits at once: no clean-up, no line. -Xrs keeps
-    # the JVM off those signals. Options only count before the JVM starts.
-    try:
-        import jnius_config
-    except ImportError:
-        return
-    if not jnius_config.vm_running and "-Xrs" not in jnius_config.get_options():
-        jnius_config.add_options("-Xrs")
-
-
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes end like every other user mistake: one ``error:``
     line naming the flag (argparse prints its usage block first), exit 2."""
@@ -85,7 +73,6 @@ def run(main: Callable[[], None]) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     # Signal handlers can only be set from the main thread; elsewhere Python's defaults stay.
     previous = _install() if threading.current_thread() is threading.main_thread() else {}
-    _leave_signals_to_python()
     try:
         main()
     except UserError as e:

@@ -75,17 +75,6 @@ def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = (5, 10, 100)) -> dict[s
     return out
 
 
-def primary_ci(run: Run, qrels: Qrels, n_boot: int = 1000, seed: int = 42) -> dict[str, float]:
-    """nDCG@10 over the judged queries with a bootstrap interval over queries (unanswered: 0).
-
-    The interval says how much the mean would move with another sample of questions; two
-    methods are told apart by ``paired_delta``, which resamples their per-query differences.
-    """
-    qrels_d, pq = _per_query(run, qrels, [nDCG @ 10])
-    v = np.array([pq[PRIMARY].get(q, 0.0) for q in qrels_d])
-    lo, hi = bootstrap_ci(v, np.mean, n_boot, seed)
-    return {PRIMARY: float(v.mean()) if len(v) else 0.0, "ci_low": lo, "ci_high": hi, "queries": len(v)}
-
 def chunk_qrels(qrels: Qrels, chunk_doc: Mapping[str, str]) -> dict[str, dict[str, int]]:
     """Chunk-level judgements: every chunk of a judged document carries its document's grade.
 

@@ -53,6 +53,9 @@ def jvm_options() -> list[str]:
         f"-XX:ErrorFile={Path(tempfile.gettempdir()) / 'biochunk-jvm-hs_err_pid%p.log'}",
         # No /tmp/hsperfdata_<user>/<pid> file (monitoring counters), left behind by a kill -9.
         "-XX:-UsePerfData",
+        # SIGTERM and SIGINT stay Python's (cli.run): the JVM's own handlers would exit the
+        # process at once, without its clean-up or its one line.
+        "-Xrs",
     ]
 
 
