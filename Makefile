@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev constraints install-lint install-browser repro lint test clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ install-browser:
 test: install-dev install-browser lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25
 
+# The fast loop: the suite less its `slow` tests (training, model loads, DVC / pipeline runs, dask, browser): 2m46s on 2 busy cores.
+test-fast: install-dev
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25 -m "not slow"
+
 clean:
 	rm -rf $(VENV)
 
@@ -86,7 +90,8 @@ plots-template:
 # The GPU check (issue 17; scripts/gpu_check.py says more). gpu-pack writes what travels to a
 # GPU machine (MiniLM fp16, SmolLM2 config + tokenizer, the CUDA 13 part of bitsandbytes;
 # ~52 MiB); gpu-check runs there (no venv: `make gpu-check PY=python3 GPU_CHECK_OUT=$OUT`);
-# gpu-baseline re-measures this machine's CPU figures that the GPU report compares with.
+# gpu-baseline re-measures this machine's CPU figures that the GPU report compares with: the report
+# goes to build/gpu-baseline (its table belongs in docs/models.md), its JSON to docs/results/data/.
 GPU_PACK ?= build/gpu-pack
 GPU_CHECK_OUT ?= build/gpu-check
 BNB_VERSION ?= 0.50.2
@@ -104,7 +109,8 @@ gpu-check:
 
 gpu-baseline: install
 	nice $(BIN)/python scripts/gpu_check.py --device cpu --threads 1 --models $(GPU_PACK) --no-baseline \
-		--out benchmarks/gpu --name cpu-baseline --note "$(BASELINE_NOTE)"
+		--out build/gpu-baseline --name cpu-baseline --note "$(BASELINE_NOTE)"
+	cp build/gpu-baseline/cpu-baseline.json docs/results/data/gpu-cpu-baseline.json
 BASELINE_NOTE ?= this project's 2-core CPU machine, shared with other jobs; 1 torch thread; nice'd
 
 # Your own corpus (issue 15, docs/your-corpus.md): every chunk method on CORPUS (a folder of
@@ -172,10 +178,10 @@ paper-bioasq: install data/interim/bioasq/report.json
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/bioasq.py \
 		--data data/interim/bioasq --mirror $(MIRROR) $(PAPER_BIOASQ_ARGS)
 
-# Structural chunking: chunk-level P / R / F1 / AP on SciFact, the authors' and the project's forms
-# over all 5,183 abstracts (~32 min on 2 CPU cores; STRUCTURAL_ARGS=--max-documents 1000: a smaller pool).
-STRUCTURAL_ARGS ?=
-paper-structural: install data/interim/scifact/report.json
-	nice -n 10 $(BIN)/python benchmarks/papers/structural.py --data data/interim/scifact $(STRUCTURAL_ARGS)
+# Structural chunking: a DVC pipeline (experiments/structural/dvc.yaml; SciFact from
+# experiments/datasets). Its sample is a param: -S experiments/structural/params.yaml:sample.max_documents=null
+# through `dvc exp run experiments/structural/dvc.yaml` measures the whole BEIR corpus.
+paper-structural: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/structural/dvc.yaml
 
 papers: paper-clinical paper-semchunk paper-structural paper-bioasq paper-biomedrag

@@ -36,7 +36,7 @@ from biochunk import chunking, params
 from biochunk.chunking.biomedical.triggers import dataset_lexicon, find_triggers
 from biochunk.chunking.biomedical.words import tokens
 from biochunk.corpus import inputs, memory_documents, read_triples
-from biochunk.embedding import Encoder, MemoEncoder
+from biochunk.embedding import MemoEncoder, SentenceEncoder
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import write_json
 from biochunk.retrieval.dense import build_index
@@ -85,9 +85,9 @@ def run(
     docs = memory_documents(train)
     first = train.drop_duplicates("id").set_index("id")
     lexicon = dataset_lexicon(dataset)
-    enc = MemoEncoder(Encoder("minilm"))
+    enc = MemoEncoder(SentenceEncoder("minilm"))
     queries = inputs(test)
-    qv = enc.encoder.encode(queries["sentence"].tolist(), progress=True)
+    qv = enc.inner.encode(queries["sentence"].tolist(), progress=True)
     gold = test.groupby("id")["relation"].agg(set).reindex(queries["id"]).tolist()
     rows = []
     for name, overrides in LADDER:

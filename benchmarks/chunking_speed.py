@@ -39,8 +39,8 @@ from biochunk.chunking.adaptive import UNITS
 from biochunk.chunking.recursive import RecursiveChunker
 from biochunk.datasets.convert import convert
 from biochunk.datasets.registry import get_spec
-from biochunk.embedding import Encoder
-from biochunk.params import ChunkParams
+from biochunk.embedding import SentenceEncoder
+from biochunk.params import defaults
 from biochunk.text.counting import count_chars
 from biochunk.text.segment import sentence_spans
 from biochunk.text.tokens import EmbedderCounter, embedder_counter
@@ -115,11 +115,11 @@ def table(title: str, rows: list[Row]) -> str:
 
 def semantic_ratios(texts: list[str], model: str, batch_size: int) -> str:
     """Chunker time over the time of one encode pass over its units, method by method."""
-    encoder = Encoder(model, batch_size)
+    encoder = SentenceEncoder(model, batch_size)
     encoder.encode(["Warm-up sentence."])
     lines = ["| chunker | units | encode pass (s) | chunker (s) | ratio |", "|---|---:|---:|---:|---:|"]
     for method in SEMANTIC:
-        params = ChunkParams(method=method)
+        params = defaults("chunk", method=method)
         segment = UNITS[params.unit] if method == "adaptive" else sentence_spans
         units = [t[s:e] for t in texts for s, e in segment(t)]
         t0 = time.perf_counter()

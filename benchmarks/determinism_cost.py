@@ -57,11 +57,11 @@ import pathlib
 task, n, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 out = {"capability": torch.backends.cpu.get_cpu_capability()}
 if task == "embed":
-    from biochunk.embedding import Encoder
+    from biochunk.embedding import SentenceEncoder
     folder = pathlib.Path(biochunk.__file__).parent / "datasets" / "embedded"
     texts = [json.loads(l)["SENTENCE"] for f in sorted(folder.glob("*.jsonl")) for l in open(f)]
     texts = (texts * (n // max(1, len(texts)) + 1))[:n]
-    enc = Encoder("minilm", 64, "cpu"); enc.encode(texts[:64])
+    enc = SentenceEncoder("minilm", 64, "cpu"); enc.encode(texts[:64])
     t = time.perf_counter(); v = enc.encode(texts); dt = time.perf_counter() - t
     out.update(items=n, seconds=dt, digest=hashlib.md5(v.tobytes()).hexdigest())
 elif task == "train_scorer":

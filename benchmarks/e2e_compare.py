@@ -7,7 +7,7 @@ it with a much narrower interval.
 
     python benchmarks/e2e_compare.py --data data/interim/gm-ciht \\
         runs/fixed/predictions.parquet runs/hybrid/predictions.parquet --names fixed hybrid \\
-        --out benchmarks/e2e/gm-ciht-paired.json
+        --out docs/results/data/e2e/gm-ciht-paired.json
 
 The predictions are the generate stage's `data/generate/<dataset>/predictions.parquet` of
 each run (e.g. `dvc exp run -S chunk.method=fixed`, then `=hybrid`, copying the file between).

@@ -5,7 +5,7 @@ questions, so resampling questions for both arms at once gives the interval of t
 itself, much narrower. Reads the per-question scores evaluate_qa writes.
 
     python benchmarks/qa_paired.py reports/qa-bioasq/scores.csv --base none \\
-        --out benchmarks/qa/bioasq-contexts-paired.json
+        --out docs/results/data/qa/bioasq-contexts-paired.json
 """
 
 from __future__ import annotations

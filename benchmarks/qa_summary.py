@@ -1,4 +1,4 @@
-"""Print the QA results tables of benchmarks/QA.md from evaluate_qa's metrics and reports.
+"""Print the QA results tables of docs/results/clinical.md from evaluate_qa's metrics and reports.
 
     python benchmarks/qa_summary.py metrics/qa-bioasq.json metrics/qa-covidqa.json
 """

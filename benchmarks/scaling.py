@@ -1,8 +1,9 @@
 """Scaling of chunk and embed over compute.engine: documents vs wall time vs peak RSS.
 
-    python benchmarks/scaling.py [--docs 10000 100000] [--embed-chunks 2000] [--out benchmarks/scaling]
+    python benchmarks/scaling.py [--docs 10000 100000] [--embed-chunks 2000] [--results docs/results]
 
-Prints Markdown tables (nothing here is a test) and writes ``<out>.png`` and ``<out>.json``:
+Prints Markdown tables (nothing here is a test; docs/scale.md shows them) and writes the plot
+``<results>/scaling.png`` and the raw rows ``<results>/data/scaling.json``:
 
 1. The chunk stage itself (``stages/chunk.py``, chunk.method recursive, 1,000 characters), run
    as a fresh process per row on a synthetic corpus of ``--docs`` documents: each document is
@@ -205,17 +206,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--embed-chunks", type=int, default=2000)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "scaling")
+    ap.add_argument("--results", type=Path, default=ROOT / "docs" / "results", help="writes scaling.png and data/scaling.json")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         rows = bench_chunk(args.docs, tmp)
         if args.embed_chunks:
             rows += bench_embed(args.embed_chunks, tmp)
-    args.out.with_suffix(".json").write_text(
+    (args.results / "data").mkdir(parents=True, exist_ok=True)
+    (args.results / "data" / "scaling.json").write_text(
         json.dumps({"cpu_count": os.cpu_count(), "machine": platform.machine(), "rows": rows}, indent=2) + "\n"
     )
-    plot(rows, args.out.with_suffix(".png"))
+    plot(rows, args.results / "scaling.png")
     print(
         f"Chunk stage, recursive (1,000 characters), synthetic ~1.2 kB documents, {os.cpu_count()} CPU cores; streamed runs: {PARTITION_DOCS} documents per partition.\n"
     )

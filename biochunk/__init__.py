@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 # AVX-512 code where the processor has it and AVX2 code where not, and the two round
 # differently, so a lock file written on one machine would not match a clean run on
 # another (a CI runner, a colleague's laptop). AVX2 is on every x86-64 server CPU of the
-# last decade; the cost on an AVX-512 machine is measured in benchmarks/RESULTS.md (docs/reproducibility.md). Set before torch,
+# last decade; the cost on an AVX-512 machine is measured in docs/reproducibility.md. Set before torch,
 # MKL and FAISS are first used (this package is imported before them in every stage);
 # export a variable yourself to override it.
 if platform.machine().lower() in ("x86_64", "amd64"):

@@ -578,3 +578,20 @@ CONTEXTS = pa.schema(
         ("n_units", pa.int64()),  # passages (retrieved) or sentences (reshaped) in the context
     ]
 )
+
+# Chunk hits of a dense search (the search stage): the top chunks per query, best first, each
+# with its document, so evaluation can judge a chunk by its document's relevance.
+CHUNK_HITS = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("rank", pa.int32()),  # from 1
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("score", pa.float32()),
+    ]
+)
+
+# Per-item scores (the evaluate stages): one row per (item, metric), long format so every
+# paper's measures share one schema. Every interval and paired difference a results page
+# shows is recomputed from these (``evaluation.papers``), in ``item_id`` order.
+ITEM_SCORES = pa.schema([("item_id", pa.string()), ("metric", pa.string()), ("value", pa.float64())])

@@ -12,17 +12,23 @@ are still held to ``DATASET_NAME`` and ``data.local`` paths to ``LOCAL_PATH`` be
 puts them into shell command lines, and the YAML itself is read strictly (no duplicate
 keys, anchors or aliases: ``parse_yaml_text``), which scripts/check_params.py also runs
 before DVC parses the file in ``make repro``.
+
+The repository's params.yaml (``DEFAULTS``) is the one place a param's default value is
+written: the dataclasses below declare each key's type and checks, never its value. A key
+(or a whole section) that a params file leaves out takes its value from ``DEFAULTS``, and
+``defaults(section)`` gives code without a params file (tests, benchmarks) the same values.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
 import re
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,14 +47,18 @@ from biochunk.compute import ENGINES
 from biochunk.datasets.qa import BIOASQ_UNITS, QA_DATASETS
 from biochunk.datasets.registry import DATASET_NAME, load_registry
 from biochunk.errors import UserError
-from biochunk.generation.contexts import CONTEXT_MODES, RETRIEVERS
 from biochunk.generation.model import QUANTIZE
+from biochunk.retrieval.contexts import CONTEXT_MODES, RETRIEVERS
 from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
 from biochunk.retrieval.fusion import AGGREGATIONS
 from biochunk.retrieval.rank import QUERIES
 from biochunk.retrieval.reshape import RANKS
 
 T = TypeVar("T")
+
+# The repository's params.yaml: every param's default value, and the only place one is written
+# (tests/test_params.py fails if a dataclass field gets a default or the file lacks a field).
+DEFAULTS = Path(__file__).resolve().parents[1] / "params.yaml"
 
 
 def _between(key: str, value: float | int | None, lo: float | None, hi: float | None) -> None:
@@ -97,19 +107,19 @@ def _local_path(key: str, path: Any) -> None:
 class DataParams:
     # Read by dvc.yaml (foreach), not by a stage: download + convert run for `datasets`,
     # chunk -> evaluate for the triple-extraction datasets in `triples`.
-    datasets: list[str] = field(default_factory=lambda: ["embedded"])
-    triples: list[str] = field(default_factory=lambda: ["embedded"])
+    datasets: list[str]
+    triples: list[str]
     # Long-document datasets among `datasets` that chunk_docs chunks with every method.
-    documents: list[str] = field(default_factory=list)
+    documents: list[str]
     # QA datasets (bioasq, covidqa) answered through qa_context -> generate_qa -> evaluate_qa.
-    qa: list[str] = field(default_factory=list)
+    qa: list[str]
     # Classification datasets (ade) answered yes/no through retrieval + generation.
-    classification: list[str] = field(default_factory=list)
+    classification: list[str]
     # Retrieval (scifact) and QA (bioasq) datasets among `datasets` that train_reranker + retrieve run on.
-    retrieval: list[str] = field(default_factory=list)
+    retrieval: list[str]
     # Your own corpora (docs/your-corpus.md): name -> a folder of documents, a BEIR folder or a
     # SQuAD .json file, each compared by the compare stage (the path is a checksummed dep).
-    local: dict[str, str] = field(default_factory=dict)
+    local: dict[str, str]
 
     def validate(self, s: str) -> None:
         for name, path in self.local.items():
@@ -146,8 +156,8 @@ class DataParams:
 @dataclass(frozen=True)
 class DownloadParams:
     # A directory laid out like ../shared/datasets; null fetches from the public URLs.
-    mirror: str | None = None
-    timeout_s: int = 60
+    mirror: str | None
+    timeout_s: int
 
     def validate(self, s: str) -> None:
         _between(f"{s}.timeout_s", self.timeout_s, 1, None)
@@ -156,37 +166,37 @@ class DownloadParams:
 @dataclass(frozen=True)
 class ConvertParams:
     # Skip (and count) malformed lines instead of stopping at the first one.
-    skip_malformed: bool = False
+    skip_malformed: bool
 
 
 @dataclass(frozen=True)
 class ChunkParams:
-    method: str = "fixed"
-    window: int = 5  # fixed: words per window
-    overlap: int = 0  # fixed: words shared by neighbouring windows
-    threshold: float = 0.8  # adaptive: cosine similarity needed to keep growing a chunk
-    max_words: int = 500  # adaptive: word cap per chunk; proposition: words of propositions per chunk
-    min_words: int = 60  # adaptive: shorter chunks are merged forward (0: off)
-    unit: str = "clause"  # adaptive: sentence | clause
-    boundary_overlap: int = 0  # adaptive: counter tokens of the previous chunk's end repeated at a chunk's start (study: 30)
-    header: str = "phrase"  # adaptive micro-headers: phrase (noun phrase) | generator (a title by chunk.generator) | none
-    generator: str = "smollm2-135m"  # proposition, header generator: the causal LM (alias, hub id or local path)
-    chunk_size: int = 1000  # recursive: characters per chunk
-    chunk_overlap: int = 100  # recursive: characters shared by neighbouring chunks
-    n_clusters: int = 6  # cluster: k of k-means (fewer sentences: one cluster each)
-    breakpoint_amount: float | None = None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
-    alpha: float = 0.5  # structural: weight of the semantic distance in the fusion
-    boundary_percentile: float = 95.0  # structural: cut where the fused distance exceeds this percentile
-    structural_distance: str = "euclidean"  # structural D_struct: euclidean (z-scored features) | similarity (authors' code)
-    counter: str = "words"  # unit of max_tokens / n_tokens: words | chars | embedder (semchunk always: embedder)
-    max_tokens: int | None = None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
+    method: str
+    window: int  # fixed: words per window
+    overlap: int  # fixed: words shared by neighbouring windows
+    threshold: float  # adaptive: cosine similarity needed to keep growing a chunk
+    max_words: int  # adaptive: word cap per chunk; proposition: words of propositions per chunk
+    min_words: int  # adaptive: shorter chunks are merged forward (0: off)
+    unit: str  # adaptive: sentence | clause
+    boundary_overlap: int  # adaptive: counter tokens of the previous chunk's end repeated at a chunk's start (study: 30)
+    header: str  # adaptive micro-headers: phrase (noun phrase) | generator (a title by chunk.generator) | none
+    generator: str  # proposition, header generator: the causal LM (alias, hub id or local path)
+    chunk_size: int  # recursive: characters per chunk
+    chunk_overlap: int  # recursive: characters shared by neighbouring chunks
+    n_clusters: int  # cluster: k of k-means (fewer sentences: one cluster each)
+    breakpoint_amount: float | None  # percentile|stddev|interquartile|gradient (null: 95, 3, 1.5, 95)
+    alpha: float  # structural: weight of the semantic distance in the fusion
+    boundary_percentile: float  # structural: cut where the fused distance exceeds this percentile
+    structural_distance: str  # structural D_struct: euclidean (z-scored features) | similarity (authors' code)
+    counter: str  # unit of max_tokens / n_tokens: words | chars | embedder (semchunk always: embedder)
+    max_tokens: int | None  # hard maximum in the counter's tokens (null: none; semchunk: 256)
     # hybrid (configurable semantic chunking): switches of the ablation ladder
-    entity_windows: bool = True  # entity-aware 8/3 windows that never split an entity
-    propositions: bool = True  # proposition-first extraction around triggers
-    tiers: bool = True  # tiered trigger bonuses (3/2/1) and trigger-centred windows
-    hierarchy: bool = True  # relation hierarchy weights in the proposition priority
-    hierarchy_order: str = "paper"  # the hierarchy's weights as configured | flat (all equal) | inverted
-    entities: str = "regex"  # entity detector: regex | ner (spaCy)
+    entity_windows: bool  # entity-aware 8/3 windows that never split an entity
+    propositions: bool  # proposition-first extraction around triggers
+    tiers: bool  # tiered trigger bonuses (3/2/1) and trigger-centred windows
+    hierarchy: bool  # relation hierarchy weights in the proposition priority
+    hierarchy_order: str  # the hierarchy's weights as configured | flat (all equal) | inverted
+    entities: str  # entity detector: regex | ner (spaCy)
 
     def validate(self, s: str) -> None:
         _one_of(f"{s}.method", self.method, base.methods())
@@ -242,13 +252,8 @@ class ChunkParams:
 @dataclass(frozen=True)
 class ChunkDocsParams:
     # Every method is run with the chunk.* settings, chunk.method replaced.
-    methods: list[str] = field(
-        default_factory=lambda: [
-            "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient",
-            "structural", "fixed",
-        ]  # fmt: skip
-    )
-    max_documents: int | None = None  # the first n documents only (null: all), for quick runs
+    methods: list[str]
+    max_documents: int | None  # the first n documents only (null: all), for quick runs
 
     def validate(self, s: str) -> None:
         if not self.methods:
@@ -287,9 +292,9 @@ def _device_present(key: str, device: str) -> None:
 
 @dataclass(frozen=True)
 class EmbedParams:
-    model: str = "minilm"  # alias of an offline package, a hub id or a local path
-    batch_size: int = 64
-    device: str = "auto"  # auto picks cuda when present; cpu | cuda | cuda:N | mps
+    model: str  # alias of an offline package, a hub id or a local path
+    batch_size: int
+    device: str  # auto picks cuda when present; cpu | cuda | cuda:N | mps
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.model", self.model)
@@ -303,12 +308,12 @@ class RankParams:
     # The selection rule of configurable semantic chunking (docs/hybrid.md, "Selection"): the
     # top_n chunks most similar to the query form the pool; `selection` orders it; the first
     # top_k go on to the chunk scorer, which re-orders them for the generator.
-    top_k: int = 2  # chunks passed on to the scorer (the paper's two slots)
-    top_n: int = 5  # pool depth: the N most similar chunks (bias: a proposition among them takes slot 2)
-    selection: str = "bias"  # bias | mixed | cosine; chunks without the hybrid chunker's metadata: cosine
-    query: str = "sentence"  # sentence | relation (an oracle: the gold relations' definitions)
-    use_gpu: str = "auto"  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
-    max_per_doc: int | None = None  # at most this many chunks of one source document in the pool (null: no cap)
+    top_k: int  # chunks passed on to the scorer (the paper's two slots)
+    top_n: int  # pool depth: the N most similar chunks (bias: a proposition among them takes slot 2)
+    selection: str  # bias | mixed | cosine; chunks without the hybrid chunker's metadata: cosine
+    query: str  # sentence | relation (an oracle: the gold relations' definitions)
+    use_gpu: str  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
+    max_per_doc: int | None  # at most this many chunks of one source document in the pool (null: no cap)
 
     def validate(self, s: str) -> None:
         _between(f"{s}.top_k", self.top_k, 1, 1000)
@@ -324,25 +329,25 @@ class RetrieveParams:
     # Chunk methods run under each retriever; `none` indexes whole documents. Dense (and the
     # hybrid of BM25 and dense) runs only for dense_methods: embedding every chunk is the
     # slow part on a CPU.
-    bm25_methods: list[str] = field(default_factory=lambda: [NO_CHUNKING])
-    dense_methods: list[str] = field(default_factory=lambda: [NO_CHUNKING])
+    bm25_methods: list[str]
+    dense_methods: list[str]
     # chunk.* values replaced for retrieval (the triple pipeline's 5-word windows suit sentences,
     # not abstracts); every other chunk.* key keeps its value.
-    chunk: dict[str, Any] = field(default_factory=dict)
-    depth: int = 1000  # hits retrieved per query (chunks, before mapping to documents)
-    aggregate: str = "max"  # chunk -> document score: max (best chunk) | sum
-    k1: float = 0.9  # BM25 (Pyserini / Anserini defaults)
-    b: float = 0.4
-    index: str = "flat"  # FAISS index: flat (exact) | hnsw (approximate)
-    use_gpu: str = "auto"  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
-    rrf_k: int = 60  # reciprocal-rank fusion constant
-    ks: list[int] = field(default_factory=lambda: [5, 10, 100])  # cut-offs of recall@k, P@k, F1@k
-    save_depth: int = 100  # documents per query written to runs.parquet
-    rerank_depth: int = 10  # BM25 documents per query that the cross-encoder reorders
+    chunk: dict[str, Any]
+    depth: int  # hits retrieved per query (chunks, before mapping to documents)
+    aggregate: str  # chunk -> document score: max (best chunk) | sum
+    k1: float  # BM25 (Pyserini / Anserini defaults)
+    b: float
+    index: str  # FAISS index: flat (exact) | hnsw (approximate)
+    use_gpu: str  # auto | yes | no: faiss-gpu when installed, else torch on CUDA (retrieval.dense)
+    rrf_k: int  # reciprocal-rank fusion constant
+    ks: list[int]  # cut-offs of recall@k, P@k, F1@k
+    save_depth: int  # documents per query written to runs.parquet
+    rerank_depth: int  # BM25 documents per query that the cross-encoder reorders
     # QA datasets: batches held out of reranker training; reranking and reshaping use them.
-    qa_test_splits: list[str] = field(default_factory=lambda: ["11B1", "11B2", "11B3", "11B4"])
-    reshape_questions: int | None = 100  # held-out questions given reshaped contexts (null: all; settings: reshape.*)
-    seed: int = 42
+    qa_test_splits: list[str]
+    reshape_questions: int | None  # held-out questions given reshaped contexts (null: all; settings: reshape.*)
+    seed: int
 
     def validate(self, s: str) -> None:
         # hybrid reads a per-dataset trigger lexicon and relation hierarchy (triple datasets only).
@@ -354,14 +359,13 @@ class RetrieveParams:
             repeated = sorted({m for m in names if names.count(m) > 1})
             if repeated:
                 raise UserError(f"{s}.{key} lists {', '.join(repeated)} more than once")
-        base_chunk = ChunkParams()
         fields_ = {f.name for f in dataclasses.fields(ChunkParams)}
         unknown = sorted(set(self.chunk) - fields_)
         if unknown:
             raise UserError(f"{s}.chunk.{unknown[0]}: not a chunk.* key; allowed: {', '.join(sorted(fields_ - {'method'}))}")
         if "method" in self.chunk:
             raise UserError(f"{s}.chunk.method: set the methods in {s}.bm25_methods / {s}.dense_methods instead")
-        parse(ChunkParams, {**{f.name: getattr(base_chunk, f.name) for f in dataclasses.fields(ChunkParams)}, **self.chunk}, f"{s}.chunk")
+        parse(ChunkParams, dict(self.chunk), f"{s}.chunk")  # over params.yaml's chunk.* (DEFAULTS)
         _between(f"{s}.depth", self.depth, 1, 100_000)
         _one_of(f"{s}.aggregate", self.aggregate, AGGREGATIONS)
         _between(f"{s}.k1", self.k1, 0.0, None)
@@ -387,14 +391,14 @@ class RetrieveParams:
 class RerankerParams:
     # The offline alias is fine-tuned here; any other value is a ready cross-encoder (hub id or
     # local folder, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), used without training.
-    model: str = "minilm"
-    steps: int = 120
-    batch_size: int = 4  # training queries per step, each with its positive and negatives
-    negatives: int = 3  # hard negatives per positive: BM25's top unjudged documents
-    lr: float = 1e-4  # encoder
-    head_lr: float = 3e-3  # the new one-logit head (random at the start: it needs a larger step)
-    max_length: int = 128  # query + passage tokens
-    seed: int = 42
+    model: str
+    steps: int
+    batch_size: int  # training queries per step, each with its positive and negatives
+    negatives: int  # hard negatives per positive: BM25's top unjudged documents
+    lr: float  # encoder
+    head_lr: float  # the new one-logit head (random at the start: it needs a larger step)
+    max_length: int  # query + passage tokens
+    seed: int
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.model", self.model)
@@ -408,16 +412,16 @@ class RerankerParams:
 
 @dataclass(frozen=True)
 class ScorerParams:
-    model: str = "minilm"
-    steps: int = 100
-    batch_size: int = 8  # training inputs per step (each with all its candidates)
-    lr: float = 2e-3
-    lora_r: int = 8
-    max_length: int = 128
+    model: str
+    steps: int
+    batch_size: int  # training inputs per step (each with all its candidates)
+    lr: float
+    lora_r: int
+    max_length: int
     # Training inputs re-scored for the generator's fine-tuning evidence (a seeded sample;
     # null: all). Re-scoring every GM-CIHT training input costs more than training the scorer.
-    rescore_train: int | None = 512
-    seed: int = 42
+    rescore_train: int | None
+    seed: int
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.model", self.model)
@@ -431,18 +435,18 @@ class ScorerParams:
 
 @dataclass(frozen=True)
 class GenerateParams:
-    model: str = "smollm2-135m"
-    train_steps: int = 40  # LoRA fine-tuning steps on the training split; 0: prompting only
-    batch_size: int = 4  # training examples per fine-tuning step
-    gen_batch_size: int = 16  # prompts decoded together
-    lr: float = 1e-3
-    lora_r: int = 8
-    n_examples: int = 1  # in-context examples from the training split
-    n_chunks: int = 2  # re-scored chunks placed in the prompt (at most rank.top_k exist)
-    max_new_tokens: int = 32
-    max_inputs: int | None = None  # cap on test inputs (null: all), for quick runs
-    quantize: str = "auto"  # auto: 4-bit NF4 when CUDA is present, else fp32
-    seed: int = 42
+    model: str
+    train_steps: int  # LoRA fine-tuning steps on the training split; 0: prompting only
+    batch_size: int  # training examples per fine-tuning step
+    gen_batch_size: int  # prompts decoded together
+    lr: float
+    lora_r: int
+    n_examples: int  # in-context examples from the training split
+    n_chunks: int  # re-scored chunks placed in the prompt (at most rank.top_k exist)
+    max_new_tokens: int
+    max_inputs: int | None  # cap on test inputs (null: all), for quick runs
+    quantize: str  # auto: 4-bit NF4 when CUDA is present, else fp32
+    seed: int
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.model", self.model)
@@ -460,8 +464,8 @@ class GenerateParams:
 
 @dataclass(frozen=True)
 class EvaluateParams:
-    bootstrap: int = 1000
-    seed: int = 42
+    bootstrap: int
+    seed: int
 
     def validate(self, s: str) -> None:
         _between(f"{s}.bootstrap", self.bootstrap, 0, None)
@@ -470,26 +474,26 @@ class EvaluateParams:
 @dataclass(frozen=True)
 class QAParams:
     # Chunk methods compared (each with the chunk.* settings, chunk.method replaced).
-    methods: list[str] = field(default_factory=lambda: ["fixed", "recursive", "adaptive", "cluster"])
-    retriever: str = "dense"  # how contexts are found (QA_CONTEXTS is the seam for other retrievers)
-    corpus: str = "pooled"  # pooled: every question's gold passages / all articles; sampled: only the sampled questions'
-    top_k: int = 10  # chunks retrieved per question and method
-    context_words: int = 150  # words of retrieved text in a prompt (the same for every method)
-    max_questions: int | None = 100  # questions answered (a seeded sample; null: all)
-    example_split: str = "auto"  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
+    methods: list[str]
+    retriever: str  # how contexts are found (QA_CONTEXTS is the seam for other retrievers)
+    corpus: str  # pooled: every question's gold passages / all articles; sampled: only the sampled questions'
+    top_k: int  # chunks retrieved per question and method
+    context_words: int  # words of retrieved text in a prompt (the same for every method)
+    max_questions: int | None  # questions answered (a seeded sample; null: all)
+    example_split: str  # split the in-context examples come from (auto: BioASQ 7B1, COVID-QA dev)
     # Splits the answered questions come from ([]: every split but example_split); e.g. the
     # batches held out of reranker training (retrieve.qa_test_splits) for a trained reranker.
-    question_splits: list[str] = field(default_factory=list)
-    n_examples: int = 1  # in-context examples: 0, 1 or 3 in the papers
-    examples_by_type: bool = False  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
-    max_new_tokens: int = 48
+    question_splits: list[str]
+    n_examples: int  # in-context examples: 0, 1 or 3 in the papers
+    examples_by_type: bool  # n_examples of the answered question's own type (BioASQ yesno/factoid/list/summary)
+    max_new_tokens: int
     # The system prompt lets the model reply "The context does not say." instead of guessing;
     # evaluate_qa counts non-responses (``declined``) either way.
-    decline: bool = False
+    decline: bool
     # What the model reads, one arm each: retrieved (one arm per chunk method of `methods`),
     # reshaped (reshape.*), gold (the gold passages), none (no context).
-    contexts: list[str] = field(default_factory=lambda: ["retrieved"])
-    seed: int = 42
+    contexts: list[str]
+    seed: int
 
     def validate(self, s: str) -> None:
         if not self.contexts:
@@ -520,7 +524,7 @@ class QAParams:
 @dataclass(frozen=True)
 class CorpusParams:
     # BioASQ's gold snippets as documents, the same for retrieval and QA (datasets.qa.bioasq_corpus).
-    bioasq_unit: str = "record"  # record: one document per PubMed record | snippet: one per distinct snippet text
+    bioasq_unit: str  # record: one document per PubMed record | snippet: one per distinct snippet text
 
     def validate(self, s: str) -> None:
         _one_of(f"{s}.bioasq_unit", self.bioasq_unit, BIOASQ_UNITS)
@@ -529,19 +533,19 @@ class CorpusParams:
 @dataclass(frozen=True)
 class ReshapeParams:
     # Context reshaping (retrieval.reshape), for retrieve's BioASQ contexts and qa.contexts: reshaped.
-    passages: int = 20  # retrieved passages split into sentences per question
-    threshold: float = 0.6  # community detection: cosine to a community's centre
-    keep: int = 4  # TextRank sentences kept per community (paper: 4, 10, 15)
-    top_m: int = 5  # communities kept, best first (paper: 5, 10)
+    passages: int  # retrieved passages split into sentences per question
+    threshold: float  # community detection: cosine to a community's centre
+    keep: int  # TextRank sentences kept per community (paper: 4, 10, 15)
+    top_m: int  # communities kept, best first (paper: 5, 10)
     # Community order before the top_m cut: cosine (to the question) | crossencoder (reranker
     # below) | none (discovery order, largest first: the paper's "unranked topics").
-    rank: str = "cosine"
+    rank: str
     # rank crossencoder: minilm = the offline MiniLM with a fresh seeded head (untrained, a weak
     # ranker); or a train_reranker output folder or a hub cross-encoder id.
-    reranker: str = "minilm"
+    reranker: str
     # Named settings, each one arm `reshaped:<name>` of qa.contexts (replaces the one `reshaped`
     # arm): a name and any of VARIANT_KEYS, the rest from this section. QA only.
-    variants: list[dict[str, Any]] = field(default_factory=list)
+    variants: list[dict[str, Any]]
 
     VARIANT_KEYS = ("passages", "threshold", "keep", "top_m", "rank", "reranker")
 
@@ -575,14 +579,14 @@ class ReshapeParams:
 
     def _variant(self, v: dict[str, Any], key: str) -> ReshapeParams:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variants"}
-        return parse(ReshapeParams, {**values, **{k: x for k, x in v.items() if k != "name"}}, key)
+        return parse(ReshapeParams, {**values, **{k: x for k, x in v.items() if k != "name"}, "variants": []}, key)
 
 
 @dataclass(frozen=True)
 class EvaluateQAParams:
-    bertscore_model: str = "minilm"  # offline all-MiniLM-L6-v2; or a hub id / local path (e.g. roberta-large)
-    bertscore_layers: int = 4  # the layer whose token embeddings BERTScore compares
-    bertscore_batch_size: int = 64
+    bertscore_model: str  # offline all-MiniLM-L6-v2; or a hub id / local path (e.g. roberta-large)
+    bertscore_layers: int  # the layer whose token embeddings BERTScore compares
+    bertscore_batch_size: int
 
     def validate(self, s: str) -> None:
         _model_name(f"{s}.bertscore_model", self.bertscore_model)
@@ -593,11 +597,11 @@ class EvaluateQAParams:
 @dataclass(frozen=True)
 class ClassifyParams:
     # The memory: training sentences chunked by chunk.method; n_chunks retrieved per input.
-    n_chunks: int = 3
-    n_examples: int = 0  # in-context examples from the training split (a balanced seeded pick)
-    max_inputs: int | None = 100  # test sentences answered (a seeded sample; null: all)
-    max_new_tokens: int = 4
-    seed: int = 42
+    n_chunks: int
+    n_examples: int  # in-context examples from the training split (a balanced seeded pick)
+    max_inputs: int | None  # test sentences answered (a seeded sample; null: all)
+    max_new_tokens: int
+    seed: int
 
     def validate(self, s: str) -> None:
         _between(f"{s}.n_chunks", self.n_chunks, 0, 50)
@@ -620,11 +624,11 @@ class ComputeParams:
     decides the partitions (and the output's Parquet row groups), so it is an input of the result.
     """
 
-    engine: str = "local"  # local: in this process | dask: partitions on a Dask cluster
-    address: str | None = None  # dask: an existing scheduler (tcp://host:8786); null starts a LocalCluster
-    workers: int = 2  # dask, no address: LocalCluster worker processes (each loads the model once)
-    threads_per_worker: int = 1  # dask: threads of each worker (and its torch thread count)
-    partition_rows: int | None = None  # rows (documents / chunks) per partition; null: the whole input as one
+    engine: str  # local: in this process | dask: partitions on a Dask cluster
+    address: str | None  # dask: an existing scheduler (tcp://host:8786); null starts a LocalCluster
+    workers: int  # dask, no address: LocalCluster worker processes (each loads the model once)
+    threads_per_worker: int  # dask: threads of each worker (and its torch thread count)
+    partition_rows: int | None  # rows (documents / chunks) per partition; null: the whole input as one
 
     def validate(self, s: str) -> None:
         _one_of(f"{s}.engine", self.engine, ENGINES)
@@ -756,10 +760,11 @@ _LOADED: dict[tuple[str, int, int], dict[str, Any]] = {}
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     """Every section of the params file, parsed and validated: section name -> dataclass.
 
-    Stages call it (through ``section``) before reading any input. Sections the file
-    lacks get their defaults; unknown sections are refused. Where a dvc.yaml lies beside
-    the file, every key it lists under a stage's ``params:`` must be present, because DVC
-    stops a stage whose listed param is missing only when that stage's turn comes.
+    Stages call it (through ``section``) before reading any input. Sections and keys the
+    file lacks take their values from the repository's params.yaml (``DEFAULTS``); unknown
+    sections are refused. Where a dvc.yaml lies beside the file, every key it lists under a
+    stage's ``params:`` must be present, because DVC stops a stage whose listed param is
+    missing only when that stage's turn comes.
     """
     p = Path(path)
     try:
@@ -807,17 +812,47 @@ def _require_dvc_params(path: Path, data: dict[str, Any]) -> None:
             if present:
                 continue
             hint = ""
-            if head in SECTIONS and leaf:
-                fields_ = {f.name: f for f in dataclasses.fields(SECTIONS[head])}
-                if leaf in fields_:
-                    hint = f" (e.g. `{leaf}: {json.dumps(_default(fields_[leaf]))}` under `{head}:`)"
+            default = _default_data().get(head)
+            if head in SECTIONS and leaf and isinstance(default, dict) and leaf in default:
+                hint = f" (e.g. `{leaf}: {json.dumps(default[leaf])}` under `{head}:`)"
             raise UserError(f"{path}: {entry} is missing; {dvc_yaml.name} lists it for stage {stage}, add it{hint}")
 
 
-def _default(f: dataclasses.Field) -> Any:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    return f.default_factory()  # type: ignore[misc]
+_DEFAULT_DATA: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
+def _default_data() -> dict[str, Any]:
+    """``DEFAULTS`` as plain data, read once (again only if the file changes)."""
+    try:
+        st = DEFAULTS.stat()
+    except OSError:
+        raise UserError(
+            f"default params file not found: {DEFAULTS}; biochunk reads every param's default from the repository's params.yaml"
+        ) from None
+    key = (str(DEFAULTS), st.st_mtime_ns, st.st_size)
+    if key not in _DEFAULT_DATA:
+        _DEFAULT_DATA.clear()
+        _DEFAULT_DATA[key] = load_yaml(DEFAULTS)
+    return _DEFAULT_DATA[key]
+
+
+def _default_raw(cls: type) -> dict[str, Any]:
+    """The ``DEFAULTS`` section of ``cls`` as plain data (a copy: parsed objects never share it)."""
+    name = next((n for n, c in SECTIONS.items() if c is cls), None)
+    raw = _default_data().get(name) if name is not None else None
+    return copy.deepcopy(raw) if isinstance(raw, dict) else {}
+
+
+def defaults(name: str, **overrides: Any) -> Any:
+    """Section ``name`` as the repository's params.yaml sets it, with ``overrides`` replacing
+    keys, for code that has no params file (tests, benchmarks).
+
+    Like calling the dataclass itself, ``overrides`` are neither coerced nor checked (a test
+    may build a chunker from sizes a params file could not hold); ``section(name, data=...)``
+    checks them as a params file's.
+    """
+    base = parse(SECTIONS[name], {}, name)
+    return dataclasses.replace(base, **overrides) if overrides else base
 
 
 def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | None = None) -> Any:
@@ -849,8 +884,14 @@ def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:
             raise UserError(f"{prefix}.{key}: moved to {MOVED[prefix + '.' + key]}; rename it in params.yaml")
     if unknown:
         raise UserError(f"{prefix}.{unknown[0]}: unknown key; allowed keys: {', '.join(sorted(fields))}")
+    # Keys the file leaves out: the repository's params.yaml (DEFAULTS), the one place defaults are written.
+    merged = {**_default_raw(cls), **raw}
+    absent = [k for k in fields if k not in merged]
+    if absent:
+        raise UserError(f"{prefix}.{absent[0]} is missing and {DEFAULTS} does not set it either; add it there")
     hints = typing.get_type_hints(cls)
-    values = {k: _coerce(f"{prefix}.{k}", v, hints[k]) for k, v in raw.items()}
+    # The file's own keys first, in its order: the first bad one is the one named.
+    values = {k: _coerce(f"{prefix}.{k}", merged[k], hints[k]) for k in [*raw, *(k for k in fields if k not in raw)]}
     obj = cls(**values)
     if hasattr(obj, "validate"):
         obj.validate(prefix)

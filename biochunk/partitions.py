@@ -18,13 +18,13 @@ import pyarrow as pa
 from biochunk import chunking
 from biochunk.compute import Engine, chunked, resource
 from biochunk.corpus import Document
-from biochunk.embedding import Encoder
+from biochunk.embedding import EncoderWrapper, SentenceEncoder
 from biochunk.io import CHUNKS, arrow_table
 
 
-def _encoder(ep: Any) -> Encoder:
-    # Building an Encoder loads no weights; keyed by the embed params, so one per process.
-    return resource(("encoder", ep), lambda: Encoder(ep.model, ep.batch_size, ep.device))
+def _encoder(ep: Any) -> SentenceEncoder:
+    # Building a SentenceEncoder loads no weights; keyed by the embed params, so one per process.
+    return resource(("encoder", ep), lambda: SentenceEncoder(ep.model, ep.batch_size, ep.device))
 
 
 def _rewriter() -> chunking.RewriterFactory:
@@ -57,6 +57,11 @@ def encode_partition(ep: Any, progress: bool, texts: Sequence[str]) -> np.ndarra
     return _encoder(ep).encode(list(texts), progress=progress)
 
 
+def identity_partition(ep: Any, part: Sequence[str]) -> dict[str, str]:
+    """The ``embed.*`` encoder's ``identity()`` where the task runs (``part`` is not read)."""
+    return _encoder(ep).identity()
+
+
 def chunk_stream(
     engine: Engine, cp: Any, ep: Any, dataset: str | None, parts: Iterable[Sequence[Document]], total: int | None = None
 ) -> Iterator[pa.Table]:
@@ -75,27 +80,35 @@ def encode_all(
     return np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
 
 
-class EngineEncoder:
+class EngineEncoder(EncoderWrapper):
     """An ``Encoder`` whose ``encode`` runs on a ``compute.Engine``, ``rows`` texts per partition.
 
     For stages that embed from inside their own logic (semantic chunkers, dense retrieval,
     question embedding): wrapped in ``MemoEncoder`` / ``CachedEncoder`` as the plain encoder is.
     With the local engine and no partitions it *is* the plain encoder's call, so the default run
-    computes what it did before; every other attribute (``model_name`` for a token counter,
-    ``dim``, ``model``) is the local encoder's, which loads no weights until one is asked for.
+    computes what it did before. ``inner`` is this process's encoder, which loads no weights
+    until one is asked for: ``model_name`` (a token counter's), ``dim`` and ``model`` are its.
+    ``identity()`` is the workers' on a Dask engine (their device and dtype make the vectors),
+    asked of the cluster once; the workers are alike, as the partitions' contract assumes.
     """
 
     def __init__(self, engine: Engine, ep: Any, rows: int | None) -> None:
+        super().__init__(_encoder(ep))
         self.engine = engine
         self.ep = ep
         self.rows = rows
-        self.local = _encoder(ep)
+        self._remote_identity: dict[str, str] | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.local, name)
+    def identity(self) -> dict[str, str]:
+        if self.engine.client is None:
+            return self.inner.identity()
+        if self._remote_identity is None:
+            asked = self.engine.map(partial(identity_partition, self.ep), [[]], total=1, desc="identity")
+            [self._remote_identity] = list(asked)
+        return self._remote_identity
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         if self.engine.client is None and self.rows is None:
-            return self.local.encode(texts, progress=progress)
+            return self.inner.encode(texts, progress=progress)
         parts = list(chunked(texts, self.rows))
         return encode_all(self.engine, self.ep, parts, total=len(parts), desc="embed")

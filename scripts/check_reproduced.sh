@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DVC="${DVC:-.venv/bin/dvc}"
-if ! "$DVC" status --quiet; then
+# The default pipeline only: the papers' pipelines (experiments/*/dvc.yaml) are not run by
+# make repro, and a clone has none of their cached intermediate outputs.
+if ! "$DVC" status --quiet dvc.yaml; then
   echo "error: dvc status after make repro is not clean (a dependency changed during the run, or a test wrote into the workspace):" >&2
-  "$DVC" status >&2
+  "$DVC" status dvc.yaml >&2
   exit 1
 fi
 changed=$(git status --porcelain -- dvc.lock metrics plots)

@@ -23,7 +23,7 @@ right for speed and memory, meaningless for output quality; the report says so.
    and keeps log.txt and nvidia-smi.txt beside the report (estimated 3-5 min; never run
    yet; --time-limit skips the steps left after 420 s). It also times the
    machine's own CPU with the ``cpu`` budget for the ratio, and reads this machine's
-   committed baseline, benchmarks/gpu/cpu-baseline.json.
+   committed baseline, docs/results/data/gpu-cpu-baseline.json (table: docs/models.md).
 3. The CPU baseline, here:  make gpu-baseline
 4. The CPU dry run (tests/test_gpu_check.py):  --dry-run --device cpu --out DIR
 """
@@ -63,7 +63,7 @@ import torch  # noqa: E402
 from biochunk.models import offline_mode, resolve  # noqa: E402
 
 EMBEDDED = ROOT / "biochunk" / "datasets" / "embedded"
-DEFAULT_BASELINE = ROOT / "benchmarks" / "gpu" / "cpu-baseline.json"
+DEFAULT_BASELINE = ROOT / "docs" / "results" / "data" / "gpu-cpu-baseline.json"
 PACK_ENCODER, PACK_GENERATOR, PACK_SITE = "minilm-fp16", "smollm2-135m-config", "site"
 # Only the CUDA 13 library (and the CPU one it falls back to) of the bitsandbytes wheel:
 # bitsandbytes loads the highest same-major build, and the whole wheel (43 MB) would not
@@ -382,14 +382,14 @@ class Context:
 
 
 def step_embed(ctx: Context) -> list[Row]:
-    from biochunk.embedding import Encoder, encoder_dtype
+    from biochunk.embedding import SentenceEncoder, encoder_dtype
 
     b, dev = ctx.budget, ctx.device
     texts = cycle(ctx.triples["sentence"].tolist(), b.embed_texts)
     dtypes = [encoder_dtype("auto", dev)] + (["float32"] if b.embed_fp32 and dev.startswith("cuda") else [])
     rows = []
     for dtype in dtypes:
-        enc = Encoder(ctx.models.encoder, b.embed_batches[0], dev, "gpu_check.encoder", dtype)
+        enc = SentenceEncoder(ctx.models.encoder, b.embed_batches[0], dev, "gpu_check.encoder", dtype)
         enc.encode(texts[: 2 * max(b.embed_batches)])  # load + warm up
         for bs in b.embed_batches if dtype == dtypes[0] else b.embed_batches[-1:]:
             enc.batch_size = bs
@@ -399,7 +399,7 @@ def step_embed(ctx: Context) -> list[Row]:
         ctx.checks.setdefault("embed_param_devices", {})[dtype] = param_devices(enc.model)
         if dev.startswith("cuda"):
             # The GPU's vectors against fp32 on the CPU: the cosine of each pair.
-            ref = Encoder(ctx.models.encoder, 64, "cpu", "gpu_check.encoder", "float32").encode(texts[:256])
+            ref = SentenceEncoder(ctx.models.encoder, 64, "cpu", "gpu_check.encoder", "float32").encode(texts[:256])
             ctx.checks.setdefault("embed_min_cosine_vs_cpu_fp32", {})[dtype] = float((vecs[:256] * ref).sum(1).min())
         del enc
         free(dev)

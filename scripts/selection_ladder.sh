@@ -16,8 +16,8 @@
 # so DVC re-runs only what changed. About 15 min per GM-CIHT rung on 2 free CPU cores (the
 # selection set: 65 min). Predictions go to build/ladder/<dataset>/<rung>.parquet (ADE:
 # build/ladder/ade/), the rung's wall time in seconds to <rung>.seconds, the paired figures of the selection set to
-# benchmarks/e2e/<dataset>-selection.json. A rung whose predictions are there is skipped, so an
-# interrupted ladder resumes.
+# docs/results/data/e2e/<dataset>-selection.json (docs/results/biomedrag.md shows them). A rung whose
+# predictions are there is skipped, so an interrupted ladder resumes.
 set -euo pipefail
 ds=${1:-gm-ciht}
 n=${2:-150}
@@ -70,7 +70,7 @@ rung hybrid-cosine -S chunk.method=hybrid -S rank.selection=cosine
 rung fixed -S chunk.method=fixed -S rank.selection=bias
 if [[ $set_ == selection ]]; then
   python benchmarks/e2e_compare.py --data "data/interim/$ds" --ladder "$out" \
-    --names fixed hybrid-cosine hybrid-mixed hybrid-bias --out "benchmarks/e2e/$ds-selection.json"
+    --names fixed hybrid-cosine hybrid-mixed hybrid-bias --out "docs/results/data/e2e/$ds-selection.json"
   exit 0
 fi
 # Cheapest first: the Table 4 ladder, the orderings and NER re-chunk but fine-tune on the same

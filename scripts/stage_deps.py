@@ -29,7 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from biochunk import params as P  # noqa: E402
 
-DVC = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+# Every pipeline: the default one and each paper's (experiments/<paper>/dvc.yaml, whose
+# stages run from the repository root, wdir ../..). A paper stage is named "<file>:<stage>".
+PIPELINES = [ROOT / "dvc.yaml", *sorted(ROOT.glob("experiments/*/dvc.yaml"))]
+
+
+def _stages(path: Path) -> dict:
+    prefix = "" if path == ROOT / "dvc.yaml" else f"{path.relative_to(ROOT).as_posix()}:"
+    return {prefix + k: v for k, v in (yaml.safe_load(path.read_text())["stages"] or {}).items()}
+
+
+DVC = {k: v for p in PIPELINES for k, v in _stages(p).items()}
 # Imported by every stage, yet unable to change an output: the one-line error printer, the
 # exception type, and the params loader. A param's *value* is tracked through dvc.yaml's
 # params (and params.yaml sets every key, test_params_yaml_sets_every_key), so the loader's
@@ -280,12 +290,13 @@ def module_deps(name: str) -> list[str]:
 
 def write(path: Path = ROOT / "dvc.yaml") -> None:
     """Replace each stage's biochunk/ deps lines (Python modules only) in place."""
+    prefix = "" if path == ROOT / "dvc.yaml" else f"{path.relative_to(ROOT).as_posix()}:"
     lines = path.read_text().splitlines(keepends=True)
     out, stage, i = [], None, 0
     while i < len(lines):
         line = lines[i]
         if m := re.match(r"^  ([a-z_]+):\s*$", line):
-            stage = m.group(1)
+            stage = prefix + m.group(1)
         out.append(line)
         if stage in DVC and re.match(r"^\s+deps:\s*$", line):
             indent = None
@@ -314,7 +325,8 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="rewrite the biochunk/ deps of every stage in dvc.yaml")
     args = ap.parse_args()
     if args.write:
-        write()
+        for path in PIPELINES:
+            write(path)
     for name in sorted(DVC):
         reads = section_reads(script_of(stage_spec(name)["cmd"]))
         print(f"{name}:\n  deps: {module_deps(name)}\n  params: {sorted(reads)}")

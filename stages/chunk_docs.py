@@ -16,6 +16,7 @@ import pandas as pd
 
 from biochunk import cli, models, params
 from biochunk.chunking import get, models_used
+from biochunk.chunking.runs import documents, run_methods, warm_up
 from biochunk.chunking.sizing import make_counter
 from biochunk.compute import Engine
 from biochunk.embedding import MemoEncoder
@@ -41,7 +42,7 @@ def main() -> None:
     ep = params.section("embed", args.params)
     xp = params.section("compute", args.params)
     models.require([(ep.model, "embed.model"), *(u for m in dp.methods for u in models_used(cp, ep.model, m))])
-    docs = evaluation.documents(read_table(args.data / "documents.parquet", DOCUMENTS), dp.max_documents)
+    docs = documents(read_table(args.data / "documents.parquet", DOCUMENTS), dp.max_documents)
     has_answers = (args.data / "answers.parquet").exists()
     answers = read_table(args.data / "answers.parquet", ANSWERS) if has_answers else None
 
@@ -49,9 +50,9 @@ def main() -> None:
     # Embedding (the bulk of the time) runs on compute.engine; chunking stays in this process.
     with Engine(xp) as engine:
         encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
-        load_s = evaluation.warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
+        load_s = warm_up(encoder) if any(get(m).needs_encoder for m in dp.methods) else 0.0
         log.info("%s: %d documents, methods %s", args.dataset, len(docs), ", ".join(dp.methods))
-        runs = evaluation.run_methods(docs, cp, dp.methods, encoder, rewriter=Rewriter, dataset=args.dataset)
+        runs = run_methods(docs, cp, dp.methods, encoder, rewriter=Rewriter, dataset=args.dataset)
 
     span_counter_of = make_counter("embedder", encoder).for_document  # one scale for every method
     metrics = {r.method: evaluation.method_metrics(r, docs, span_counter_of, answers) for r in runs}

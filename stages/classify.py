@@ -14,7 +14,8 @@ import pandas as pd
 
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
-from biochunk.embedding import Encoder
+from biochunk.embedding import SentenceEncoder
+from biochunk.evaluation.classify import scores
 from biochunk.evaluation.qa import pr_png
 from biochunk.generation import classify, generator
 from biochunk.generation.model import load_causal_lm
@@ -45,7 +46,7 @@ def main() -> None:
     if p.max_inputs is not None and len(test) > p.max_inputs:
         test = test.sample(n=p.max_inputs, random_state=p.seed).sort_index()
 
-    encoder = Encoder(ep.model, ep.batch_size, ep.device)
+    encoder = SentenceEncoder(ep.model, ep.batch_size, ep.device)
     chunks = classify.memory(train, cp, encoder, rewriter=Rewriter, dataset=args.dataset)
     log.info(
         "%s: memory of %d chunks (%s) from %d training sentences; %d test sentences",
@@ -84,8 +85,8 @@ def main() -> None:
     labels = test["label"].to_numpy()
     votes = [classify.vote(ev) for ev in test_evidence]
     metrics = {
-        "generator": classify.scores(labels, pred, evp.bootstrap, evp.seed),
-        "evidence_vote": classify.scores(labels, votes, evp.bootstrap, evp.seed),
+        "generator": scores(labels, pred, evp.bootstrap, evp.seed),
+        "evidence_vote": scores(labels, votes, evp.bootstrap, evp.seed),
         "data": {
             "test_inputs": len(test), "positives": int(labels.sum()), "unparsed_outputs": int(sum(x == -1 for x in pred)),
             "memory_chunks": len(chunks), "examples": len(turns),

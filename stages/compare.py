@@ -32,15 +32,15 @@ import pandas as pd
 
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
+from biochunk.chunking.runs import MethodRun
 from biochunk.compute import Engine
 from biochunk.datasets.local import KINDS, convert_local, dataset_name
 from biochunk.embedding import MemoEncoder
-from biochunk.evaluation.chunking import MethodRun
+from biochunk.evaluation import corpus_compare as compare
 from biochunk.evaluation.corpus_report import render
 from biochunk.errors import UserError
 from biochunk.io import CHUNKS, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
 from biochunk.partitions import EngineEncoder
-from biochunk.retrieval import compare
 from biochunk.retrieval.experiment import RETRIEVERS
 
 log = logging.getLogger("compare")

@@ -8,8 +8,8 @@ import pandas as pd
 from biochunk import cli, params
 from biochunk.corpus import gold_triples, predicted_triples
 from biochunk.evaluation.plots import histogram_table, summary_png
-from biochunk.evaluation.report import chunk_statistics, extraction_metrics, retrieval_metrics
-from biochunk.io import CHUNKS, PREDICTIONS, RANKINGS, TRIPLES, atomic_path, read_json, read_table, write_json
+from biochunk.evaluation.report import chunk_statistics, extraction_metrics, per_input_counts, retrieval_metrics
+from biochunk.io import CHUNKS, ITEM_SCORES, PREDICTIONS, RANKINGS, TRIPLES, atomic_path, read_json, read_table, write_json, write_table
 
 log = logging.getLogger("evaluate")
 
@@ -23,6 +23,7 @@ def main() -> None:
     ap.add_argument("--rescored", required=True, type=Path, help="scorer rankings")
     ap.add_argument("--predictions", required=True, type=Path)
     ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--items", required=True, type=Path, help="per-input triple counts (Parquet, ITEM_SCORES)")
     ap.add_argument("--plots", required=True, type=Path, help="folder for plot tables and the PNG")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
@@ -50,6 +51,7 @@ def main() -> None:
         },
     }
     write_json(metrics, args.metrics)
+    write_table(per_input_counts(gold, pred), args.items, ITEM_SCORES)
     lengths = chunks[["chunk_id", "n_tokens"]]
     histogram = histogram_table(chunks)  # the QA plots' table: one facet per chunk method
     with atomic_path(args.plots) as tmp:

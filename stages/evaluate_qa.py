@@ -11,7 +11,7 @@ from pathlib import Path
 from biochunk import cli, params
 from biochunk.evaluation import compare
 from biochunk.evaluation import qa as evaluation
-from biochunk.generation.contexts import gold_hits
+from biochunk.evaluation.retrieval import gold_hits
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table, write_json
 from biochunk.models import resolve
 

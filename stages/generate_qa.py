@@ -13,9 +13,8 @@ import pandas as pd
 
 from biochunk import cli, models, params
 from biochunk.generation import generator
-from biochunk.generation.contexts import context_texts
 from biochunk.generation.model import load_causal_lm
-from biochunk.generation.qa import Turn, example_turns, parse_answer, parse_yesno, prompt_parts, qa_user, system_qa
+from biochunk.generation.qa import Turn, context_texts, example_turns, parse_answer, parse_yesno, prompt_parts, qa_user, system_qa
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table, write_json, write_table
 
 log = logging.getLogger("generate_qa")

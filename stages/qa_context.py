@@ -13,13 +13,14 @@ import pandas as pd
 
 from biochunk import cli, models, params
 from biochunk.chunking import models_used
+from biochunk.chunking.runs import warm_up
 from biochunk.compute import Engine
 from biochunk.datasets import qa as qa_data
-from biochunk.evaluation.chunking import warm_up
-from biochunk.generation import contexts
+from biochunk.evaluation.retrieval import gold_hits
 from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CHUNKS, QA_CONTEXTS, QA_SAMPLE, atomic_path, write_json, write_table
 from biochunk.partitions import EngineEncoder
+from biochunk.retrieval import contexts
 
 log = logging.getLogger("qa_context")
 
@@ -79,7 +80,7 @@ def main() -> None:
     chunks = pd.concat([c for c, _ in parts], ignore_index=True)
     found = pd.concat([f for _, f in parts], ignore_index=True)
     answered = questions[questions["role"] == "answer"]
-    hits = contexts.gold_hits(found, answered).groupby("method")[["gold_doc_hit@1", "gold_doc_hit@k"]].mean()
+    hits = gold_hits(found, answered).groupby("method")[["gold_doc_hit@1", "gold_doc_hit@k"]].mean()
     report = {
         "dataset": args.dataset,
         "example_split": source,

@@ -47,7 +47,7 @@ def main() -> None:
                     "(%d inputs without a defined relation kept the sentence)", fell_back)
     index = load_index(args.embeddings / "chunks.faiss", p.use_gpu)
     selector = pool_selector(chunks["metadata"].tolist(), p.selection, p.top_n)
-    if selector is None and p.selection != params.RankParams.selection:
+    if selector is None and p.selection != "cosine":
         log.warning("rank.selection=%s has no effect here: it needs the hybrid chunker's metadata (chunk.method=hybrid); "
                     "these chunks keep the cosine order", p.selection)
     docs = chunks["doc_id"].astype(str).tolist()

@@ -13,7 +13,7 @@ from biochunk import cli, models, params
 from biochunk.chunking import NO_CHUNKING, models_used
 from biochunk.compute import Engine
 from biochunk.datasets.registry import load_registry
-from biochunk.evaluation.retrieval import evaluate
+from biochunk.evaluation.retrieval import evaluate, evaluate_runs
 from biochunk.generation.rewrite import Rewriter
 from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
 from biochunk.partitions import EngineEncoder
@@ -55,7 +55,7 @@ def main() -> None:
     with Engine(xp) as engine:
         encoder = CachedEncoder(EngineEncoder(engine, ep, xp.partition_rows), args.cache)
         res = experiment.run_retrievers(coll, rp, lambda m: rp.chunk_params(cp, m), encoder, rewriter=Rewriter, dataset=args.dataset)
-    metrics = dict(res.metrics)
+    metrics = evaluate_runs(res.runs, coll.qrels, rp.ks)  # retriever -> method -> metrics
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     off = crossencoder.off_reason(args.reranker)

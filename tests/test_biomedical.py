@@ -41,7 +41,7 @@ from biochunk.chunking.biomedical.windows import entity_ranges, entity_windows, 
 from biochunk.chunking.biomedical.words import normalise, tokens
 from biochunk.chunking.windows import FixedWindowChunker
 from biochunk.errors import UserError
-from biochunk.params import ChunkParams, parse
+from biochunk.params import ChunkParams, defaults, parse
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "biochunk" / "datasets" / "embedded"
 PAPER = "Aspirin therapy reduces inflammation by inhibiting COX-2 expression"
@@ -505,19 +505,19 @@ def test_hybrid_switches(gm) -> None:
 
 
 def test_hybrid_is_built_from_typed_params_and_its_dataset() -> None:
-    chunker = build(ChunkParams(method="hybrid"), dataset="embedded")
+    chunker = build(defaults("chunk", method="hybrid"), dataset="embedded")
     assert isinstance(chunker, HybridChunker) and chunker.lexicon.source.endswith("embedded.yaml")
-    params = ChunkParams(method="hybrid", entity_windows=False, propositions=True, tiers=False, hierarchy=False)
+    params = defaults("chunk", method="hybrid", entity_windows=False, propositions=True, tiers=False, hierarchy=False)
     chunker = build(params, dataset="gm-ciht")
     assert chunker.lexicon.source.endswith("gm-ciht.yaml") and not chunker.entity_windows
     assert not chunker.trigger_windows and chunker.scoring == Scoring(FLAT, tiers=False)
     # chunk.counter reaches the hybrid chunker too (it used to count words whatever was set).
-    assert build(ChunkParams(method="hybrid", counter="chars"), dataset="embedded").counter("ab cd") == 5
+    assert build(defaults("chunk", method="hybrid", counter="chars"), dataset="embedded").counter("ab cd") == 5
     with pytest.raises(UserError, match="no trigger lexicon for dataset 'scifact'"):
-        build(ChunkParams(method="hybrid"), dataset="scifact")
+        build(defaults("chunk", method="hybrid"), dataset="scifact")
     # No dataset, no silent stand-in: another dataset's triggers would be used without a word.
     with pytest.raises(UserError, match="chunk.method hybrid reads a dataset's trigger lexicon"):
-        build(ChunkParams(method="hybrid"))
+        build(defaults("chunk", method="hybrid"))
 
 
 def test_hybrid_is_registered() -> None:
@@ -558,7 +558,7 @@ def test_hierarchy_order_changes_priorities_and_selection() -> None:
     text = "Metformin treats type 2 diabetes and the MRI scan detects the lesion."
     picked, prios = {}, {}
     for order in HIERARCHY_ORDERS:
-        chunker = build(ChunkParams(method="hybrid", hierarchy_order=order), dataset="embedded")
+        chunker = build(defaults("chunk", method="hybrid", hierarchy_order=order), dataset="embedded")
         props = {c.metadata["relation_hint"]: c for c in chunker.chunk(text) if c.metadata["kind"] == "proposition"}
         assert set(props) == {"TREATS", "DIAGNOSES"}
         prios[order] = (props["TREATS"].metadata["priority"], props["DIAGNOSES"].metadata["priority"])
@@ -575,7 +575,7 @@ def test_hierarchy_order_changes_the_embedded_memory() -> None:
     texts = [json.loads(line)["SENTENCE"] for line in (EMBEDDED / "train.jsonl").read_text().splitlines()]
     structural = {}
     for order in HIERARCHY_ORDERS:
-        chunker = build(ChunkParams(method="hybrid", hierarchy_order=order), dataset="embedded")
+        chunker = build(defaults("chunk", method="hybrid", hierarchy_order=order), dataset="embedded")
         structural[order] = [round(c.metadata["structural"], 6) for t in texts for c in chunker.chunk(t)]
     assert len({len(s) for s in structural.values()}) == 1  # the same chunks, scored differently
     assert structural["paper"] != structural["flat"] != structural["inverted"] != structural["paper"]

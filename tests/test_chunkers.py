@@ -99,7 +99,7 @@ def make(method: str, max_tokens: int | None = None, **overrides) -> Chunker:
     p = {"method": method, "max_tokens": max_tokens, "chunk_size": 80, "chunk_overlap": 20, "n_clusters": 3, "min_words": 8}
     p.update(overrides)
     # The hybrid chunker reads a dataset's triggers and hierarchy: the embedded one's here.
-    return build(ChunkParams(**p), MockEncoder(), dataset="embedded")
+    return build(params.defaults("chunk", **p), MockEncoder(), dataset="embedded")
 
 
 # -- the one contract helper ---------------------------------------------------------
@@ -197,7 +197,7 @@ def test_semantic_chunkers_embed_each_unit_once_in_one_call(method: str) -> None
         "Insulin lowers glucose. Metformin reduces hepatic output; it is first line. Exercise helps too!",
     ]
     enc = MockEncoder()
-    p = ChunkParams(method=method, unit="sentence" if method == "adaptive" else "clause")
+    p = params.defaults("chunk", method=method, unit="sentence" if method == "adaptive" else "clause")
     chunker = build(p, enc)
     out = chunker.chunk_batch(docs)
     assert len(enc.calls) == 1, f"{method} called the encoder {len(enc.calls)} times for one batch"
@@ -212,7 +212,7 @@ def test_semantic_chunkers_embed_each_unit_once_in_one_call(method: str) -> None
 def test_adaptive_clause_units_embed_clauses_once() -> None:
     enc = MockEncoder()
     doc = "Aspirin inhibits COX-1, which blocks thromboxane; bleeding rises. Doses vary."
-    build(ChunkParams(method="adaptive", unit="clause"), enc).chunk_batch([doc, doc])
+    build(params.defaults("chunk", method="adaptive", unit="clause"), enc).chunk_batch([doc, doc])
     assert len(enc.calls) == 1
     assert enc.calls[0] == [doc[s:e] for s, e in clause_spans(doc)] * 2
 
@@ -408,7 +408,7 @@ def test_semchunk_golden() -> None:
 def test_semchunk_needs_the_encoder_for_its_tokenizer() -> None:
     assert SemchunkChunker.needs_encoder
     with pytest.raises(ValueError, match="needs the encoder"):
-        SemchunkChunker.from_params(ChunkParams(method="semchunk"), None)
+        SemchunkChunker.from_params(params.defaults("chunk", method="semchunk"), None)
 
 
 # -- cluster -----------------------------------------------------------------------------
@@ -599,7 +599,7 @@ def test_adaptive_merges_short_chunks_forward_and_respects_max_words() -> None:
 
 
 def test_adaptive_from_params_reads_the_new_keys() -> None:
-    a = build(ChunkParams(method="adaptive", min_words=3, unit="sentence"), MockEncoder())
+    a = build(params.defaults("chunk", method="adaptive", min_words=3, unit="sentence"), MockEncoder())
     assert isinstance(a, AdaptiveChunker) and a.min_words == 3 and a.unit == "sentence"
     with pytest.raises(ValueError, match="chunk.min_words must be >= 0"):
         AdaptiveChunker(MockEncoder().encode, min_words=-1)
@@ -731,11 +731,11 @@ def test_embedder_counter_counts_without_truncation_and_gives_offsets() -> None:
 
 @pytest.mark.slow
 def test_semchunk_from_params_fills_the_embedder_window() -> None:
-    from biochunk.embedding import Encoder
+    from biochunk.embedding import SentenceEncoder
     from biochunk.text.tokens import embedder_counter
 
-    enc = Encoder("minilm")  # only its name is used: no weights are loaded
-    chunker = build(ChunkParams(method="semchunk"), enc)
+    enc = SentenceEncoder("minilm")  # only its name is used: no weights are loaded
+    chunker = build(params.defaults("chunk", method="semchunk"), enc)
     assert chunker.max_tokens == 256
     text = ARTICLE * 4
     chunks = chunker.chunk(text)
@@ -760,9 +760,9 @@ def test_recursive_token_bound_with_the_embedder_tokenizer(size: int, budget: in
 
 @pytest.mark.slow
 def test_counter_embedder_through_params() -> None:
-    from biochunk.embedding import Encoder
+    from biochunk.embedding import SentenceEncoder
 
-    r = build(ChunkParams(method="recursive", counter="embedder", max_tokens=128), Encoder("minilm"))
+    r = build(params.defaults("chunk", method="recursive", counter="embedder", max_tokens=128), SentenceEncoder("minilm"))
     chunks = r.chunk(ARTICLE)
     verify_chunk_indices(chunks, ARTICLE, r)
     assert all(ch.n_tokens <= 128 for ch in chunks)
@@ -806,12 +806,12 @@ def test_word_table_long_documents_use_the_same_words() -> None:
 def test_chars_counter() -> None:
     assert make_counter("chars") is count_chars and count_chars("a b\n") == 4
     assert params.parse(ChunkParams, {"counter": "chars"}, "chunk").counter == "chars"
-    r = build(ChunkParams(method="recursive", counter="chars", chunk_size=1000, chunk_overlap=100, max_tokens=300))
+    r = build(params.defaults("chunk", method="recursive", counter="chars", chunk_size=1000, chunk_overlap=100, max_tokens=300))
     chunks = r.chunk(ARTICLE)
     verify_chunk_indices(chunks, ARTICLE, r)
     assert all(c.n_tokens == len(c.text) <= 300 for c in chunks) and max(c.n_tokens for c in chunks) > 250
     # Without a bound the chunks are the character chunks of counter words; only n_tokens differs.
-    plain = build(ChunkParams(method="recursive", counter="chars")).chunk(ARTICLE)
+    plain = build(params.defaults("chunk", method="recursive", counter="chars")).chunk(ARTICLE)
     assert [(c.start, c.end) for c in plain] == [(c.start, c.end) for c in RecursiveChunker().chunk(ARTICLE)]
     assert [c.n_tokens for c in plain] == [len(c.text) for c in plain]
 
@@ -1074,23 +1074,23 @@ def test_rewriting_chunkers_get_their_rewriter_from_the_builder() -> None:
     # chunking never imports the generator: the builder passes a factory (the stages pass
     # biochunk.generation.rewrite.Rewriter), called with chunk.generator as before.
     REWRITERS_MADE.clear()
-    prop = build(ChunkParams(method="proposition", generator="my/lm"), rewriter=FakeRewriter)
+    prop = build(params.defaults("chunk", method="proposition", generator="my/lm"), rewriter=FakeRewriter)
     assert REWRITERS_MADE == [("my/lm", {"temperature": 0.2, "seed": 42})]
     assert prop.chunk("Aspirin lowers fever, and it eases pain.")[0].metadata["propositions"][0][0] == "Aspirin lowers fever"
     with pytest.raises(ValueError, match="chunk.method proposition rewrites sentences .* must be built with a rewriter"):
-        build(ChunkParams(method="proposition"))
-    p = ChunkParams(method="adaptive", header="generator", min_words=0, threshold=0.0)
+        build(params.defaults("chunk", method="proposition"))
+    p = params.defaults("chunk", method="adaptive", header="generator", min_words=0, threshold=0.0)
     adaptive = build(p, MockEncoder(), rewriter=FakeRewriter)
     assert REWRITERS_MADE[-1] == ("smollm2-135m", {})
     assert {c.metadata["header"] for c in adaptive.chunk("Aspirin inhibits COX-1. It lowers fever.")} == {"A title"}
     with pytest.raises(ValueError, match="chunk.header: generator .* must be built with a rewriter"):
         build(p, MockEncoder())
-    build(ChunkParams(method="adaptive"), MockEncoder())  # phrase headers: no rewriter needed
+    build(params.defaults("chunk", method="adaptive"), MockEncoder())  # phrase headers: no rewriter needed
     # The generator is a model the stages resolve first exactly when a rewriter is needed.
     needs = {m: get(m).needs_rewriter(p) for m in methods()}
     assert {m for m, n in needs.items() if n} == {"adaptive", "proposition"}
     assert ("smollm2-135m", "chunk.generator") in models_used(p, "minilm")
-    assert ("smollm2-135m", "chunk.generator") not in models_used(ChunkParams(method="adaptive"), "minilm")
+    assert ("smollm2-135m", "chunk.generator") not in models_used(params.defaults("chunk", method="adaptive"), "minilm")
 
 
 def test_rewrite_parsing_and_plain_prompt() -> None:
@@ -1125,7 +1125,7 @@ def test_chunk_params_header_and_generator() -> None:
 def test_proposition_from_params_with_the_offline_generator() -> None:
     from biochunk.generation.rewrite import Rewriter
 
-    chunker = build(ChunkParams(method="proposition"), rewriter=Rewriter)
+    chunker = build(params.defaults("chunk", method="proposition"), rewriter=Rewriter)
     text = "Aspirin reduces inflammation and lowers fever."
     first = chunker.chunk(text)
     assert [c.text for c in first] == [text]
@@ -1158,7 +1158,7 @@ def test_adaptive_cuts_a_single_unit_over_max_words() -> None:
 def test_dense_qa_contexts_embed_chunks_as_the_embed_stage_does() -> None:
     import pandas as pd
 
-    from biochunk.generation.contexts import dense_contexts
+    from biochunk.retrieval.contexts import dense_contexts
 
     meta = json.dumps({"propositions": [["A inhibits B.", 0, 12]], "header": "A and B"})
     chunks = pd.DataFrame({"chunk_id": ["p:d#0"], "doc_id": ["d"], "text": ["A, B: inhibits"], "method": ["proposition"], "metadata": [meta]})
@@ -1202,7 +1202,7 @@ def test_structural_distance_changes_the_chunks_on_the_embedded_data() -> None:
     docs = [" ".join(sents[i : i + 10]) for i in range(0, len(sents), 10)]
 
     def cut(form: str) -> list[list[str]]:
-        chunker = build(ChunkParams(method="structural", alpha=0.05, structural_distance=form), MockEncoder())
+        chunker = build(params.defaults("chunk", method="structural", alpha=0.05, structural_distance=form), MockEncoder())
         return [[c.text for c in cs] for cs in chunker.chunk_batch(docs)]
 
     assert cut("euclidean") != cut("similarity")
@@ -1242,7 +1242,7 @@ def test_boundary_overlap_changes_the_chunks_on_the_embedded_data() -> None:
     docs = [" ".join(sents[i : i + 10]) for i in range(0, len(sents), 10)]
 
     def cut(overlap: int) -> list[list[tuple[int, int]]]:
-        chunker = build(ChunkParams(method="adaptive", unit="sentence", min_words=0, boundary_overlap=overlap), MockEncoder())
+        chunker = build(params.defaults("chunk", method="adaptive", unit="sentence", min_words=0, boundary_overlap=overlap), MockEncoder())
         return [[(c.start, c.end) for c in cs] for cs in chunker.chunk_batch(docs)]
 
     plain, repaired = cut(0), cut(30)

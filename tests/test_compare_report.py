@@ -103,7 +103,7 @@ def comparison(tmp_path_factory):
     """12 documents (more than the cut-off of 10), 4 questions, compared by fixed and recursive chunks."""
     from biochunk import params
     from biochunk.datasets.local import convert_local
-    from biochunk.retrieval import compare
+    from biochunk.evaluation import corpus_compare as compare
 
     tmp = tmp_path_factory.mktemp("toy")
     folder = tmp / "corpus"
@@ -117,7 +117,8 @@ def comparison(tmp_path_factory):
     )
     info = convert_local(folder, tmp / "data")
     corpus = compare.load(tmp / "data", info["task"])
-    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={})
+    # retrieve.chunk: {} keeps chunk.* as it is (params.yaml's retrieve.chunk would make 128-word windows)
+    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={"retrieve": {"chunk": {}}})
     c = compare.run(corpus, ["fixed", "recursive"], lambda m: rp.chunk_params(cp, m), rp, ConstantEncoder(), n_samples=1, n_boot=200)
     return c, compare.metrics(c, corpus, {k: info[k] for k in ("dataset", "kind", "task")})
 
@@ -161,7 +162,7 @@ def test_chunks_over_the_encoder_window_are_counted_and_warned(comparison):
 
 
 def test_the_window_is_read_from_the_model_without_loading_it():
-    from biochunk.retrieval.compare import encoder_window
+    from biochunk.evaluation.corpus_compare import encoder_window
 
     class Named:
         model_name = "minilm"
@@ -178,7 +179,7 @@ def test_metrics_are_strict_json(comparison):
 
 
 def test_undefined_values_are_null_and_shown_as_a_dash():
-    from biochunk.retrieval.compare import Comparison, Corpus, metrics
+    from biochunk.evaluation.corpus_compare import Comparison, Corpus, metrics
     from biochunk.retrieval.collection import Collection
     import pandas as pd
 
@@ -197,7 +198,7 @@ def test_undefined_values_are_null_and_shown_as_a_dash():
 
 
 def test_bm25_ties_broken_by_anserini_are_ties_again():
-    from biochunk.retrieval.compare import bm25_ties
+    from biochunk.evaluation.corpus_compare import bm25_ties
 
     # Anserini's TiebreakerReranker: 4 decimals, then 1e-6 less per further tied document (ids ascending).
     run = {"q": [("a", 2.5), ("b", 1.2345), ("c", 1.2345 - 1e-6), ("d", 1.2345 - 2e-6), ("e", 1.2344)]}

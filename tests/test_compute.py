@@ -31,8 +31,6 @@ from biochunk.partitions import chunk_stream, encode_all
 from biochunk.vectors import embedding_texts
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow
-
 PARTITION = 64  # 240 embedded training sentences: 4 partitions, so 4 workers all get one
 
 
@@ -113,6 +111,7 @@ def _scale(cluster, n: int) -> None:
             time.sleep(0.2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [4, 2, 1])  # scaled down in this order
 def test_dask_matches_local(docs, local_results, cluster, tmp_path, workers):
     _scale(cluster, workers)
@@ -129,6 +128,7 @@ def test_dask_matches_local(docs, local_results, cluster, tmp_path, workers):
     assert set(built.values()) <= {0, 1} and sum(built.values()) >= 1
 
 
+@pytest.mark.slow
 def test_partitions_keep_todays_rows_and_order(docs, local_results, tmp_path):
     # What the chunk stage wrote before compute.* existed: chunk_corpus over every document, one write.
     import pandas as pd
@@ -152,6 +152,7 @@ def test_partitions_keep_todays_rows_and_order(docs, local_results, tmp_path):
     assert np.abs(whole_vecs - local_results["vectors"]).max() <= 1e-6
 
 
+@pytest.mark.slow
 def test_chunk_and_embed_stages_on_dask_write_what_local_writes(embedded, docs, local_results, cluster, tmp_path):
     # The stages through their params: chunk on a LocalCluster of their own (and the log a
     # person reads), embed on the module's cluster through compute.address.
@@ -301,16 +302,17 @@ def test_chunked_always_yields_the_whole_input_once_when_unpartitioned():
     assert list(chunked([], 2)) == []
 
 
+@pytest.mark.slow
 def test_engine_encoder_serves_the_stages_that_embed_from_inside(local_results, cluster):
     # chunk_docs, qa_context and retrieve hand an EngineEncoder to chunkers and retrievers
     # (wrapped in MemoEncoder / CachedEncoder): unpartitioned and local it is the plain
     # encoder's own call; on Dask, the same partitions give what local gives.
-    from biochunk.embedding import Encoder, MemoEncoder
+    from biochunk.embedding import MemoEncoder, SentenceEncoder
     from biochunk.partitions import EngineEncoder
 
     _, ep = _sections("fixed")
     texts = local_results["texts"][:300]
-    plain = Encoder(ep.model, ep.batch_size, ep.device).encode(texts)
+    plain = SentenceEncoder(ep.model, ep.batch_size, ep.device).encode(texts)
     with Engine(_xp(rows=None)) as engine:
         assert np.array_equal(EngineEncoder(engine, ep, None).encode(texts), plain)
     with Engine(_xp(rows=PARTITION)) as engine:
@@ -318,11 +320,13 @@ def test_engine_encoder_serves_the_stages_that_embed_from_inside(local_results, 
     with Engine(_xp("dask", address=cluster.scheduler_address), dashboard=False) as engine:
         enc = MemoEncoder(EngineEncoder(engine, ep, PARTITION))
         assert enc.model_name == ep.model  # attributes are the local encoder's, no weights shipped
+        assert enc.identity() == SentenceEncoder(ep.model, ep.batch_size, ep.device).identity()  # asked of a worker
         remote = enc.encode(texts)
     assert np.abs(remote - local).max() <= 1e-6
     assert np.abs(local - plain).max() <= 1e-6
 
 
+@pytest.mark.slow
 def test_covidqa_articles_on_dask_match_local(shared_datasets, cluster, tmp_path):
     # Real long documents (COVID-QA's 98 articles, from the mirror): recursive chunks of whole
     # articles byte-identical, and the first chunks' vectors within 1e-6, local vs 2 workers.

@@ -41,6 +41,7 @@ def minilm() -> str:
     return resolve("minilm", "train_reranker.model")
 
 
+@pytest.mark.slow
 def test_as_reranker_training_lowers_the_loss_and_raises_the_gold(minilm):
     ce = crossencoder.load("minilm", max_length=64, seed=0)
     assert isinstance(ce, CrossEncoder)
@@ -60,6 +61,7 @@ def test_as_reranker_training_lowers_the_loss_and_raises_the_gold(minilm):
     assert after < before and after <= 1.5, (before, after)
 
 
+@pytest.mark.slow
 def test_as_chunk_scorer_an_untrained_model_keeps_the_prior_and_training_moves_the_gold_up(minilm):
     scorer = ChunkScorer("minilm", lora_r=8, max_length=64, seed=0)
 

@@ -54,7 +54,7 @@ def test_dry_run_times_every_step_and_writes_the_report(tmp_path, one_thread) ->
 
 
 def test_the_committed_cpu_baseline_has_every_step() -> None:
-    base = json.loads((ROOT / "benchmarks" / "gpu" / "cpu-baseline.json").read_text())
+    base = json.loads((ROOT / "docs" / "results" / "data" / "gpu-cpu-baseline.json").read_text())
     assert {r["step"] for r in base["rows"]} >= ROW_STEPS and base["failures"] == []
     assert base["device"] == "cpu" and base["note"]  # says what else ran on the machine
 

@@ -210,6 +210,9 @@ class _CountingEncoder:
     def __init__(self):
         self.seen = []
 
+    def identity(self):
+        return {"model": "toy", "revision": "r", "dtype": "float32", "device": "cpu"}
+
     def encode(self, texts, progress=False):
         self.seen.extend(texts)
         return np.array([[len(t), 1.0] for t in texts], np.float32)
@@ -247,7 +250,7 @@ def _retrieve(**kw):
 
 def test_retrieve_params_validation():
     p = _retrieve(bm25_methods=["none", "fixed"], chunk={"window": 100, "overlap": 20})
-    assert p.chunk_params(params.ChunkParams(), "fixed").window == 100
+    assert p.chunk_params(params.defaults("chunk"), "fixed").window == 100
     for bad, msg in (
         ({"bm25_methods": ["nope"]}, "retrieve.bm25_methods"),
         ({"dense_methods": ["hybrid"]}, "retrieve.dense_methods"),

@@ -16,8 +16,8 @@ import pytest
 from biochunk.datasets.formats.folder import PAGE_TITLE
 from biochunk.datasets.local import convert_local, detect_kind
 from biochunk.errors import UserError
+from biochunk.evaluation.corpus_compare import answer_hits, load, section_of
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, QUERIES
-from biochunk.retrieval.compare import answer_hits, load, section_of
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "docs" / "example-corpus"
@@ -233,8 +233,8 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     import dataclasses
 
     from biochunk import params
-    from biochunk.embedding import Encoder
-    from biochunk.retrieval import compare
+    from biochunk.embedding import SentenceEncoder
+    from biochunk.evaluation import corpus_compare as compare
 
     (tmp_path / "qrels").mkdir()
     topics = ["iron deficiency anaemia", "asthma inhaler technique", "hand hygiene soap", "fever in children", "vitamin d bones"]
@@ -248,9 +248,10 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     convert_local(tmp_path, tmp_path / "out")
     corpus = load(tmp_path / "out", "retrieval")
     assert corpus.coll.train_qrels and set(corpus.coll.qrels) == {"q3", "q4"}
-    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={})
+    # retrieve.chunk: {} keeps chunk.* as it is (params.yaml's retrieve.chunk would make 128-word windows)
+    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={"retrieve": {"chunk": {}}})
     tp = dataclasses.replace(params.section("train_reranker", data={}), steps=2, batch_size=2, negatives=1)
-    encoder = Encoder(params.section("embed", data={}).model)
+    encoder = SentenceEncoder(params.section("embed", data={}).model)
     c = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50, reranker=tp)
     assert c.rerank["report"]["trained"] and c.rerank["report"]["steps"] == 2
     assert set(c.rerank) >= {"bm25", "reranked"} and 0.0 <= c.rerank["reranked"]["ndcg@10"] <= 1.0

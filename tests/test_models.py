@@ -135,11 +135,11 @@ def test_encoder_keeps_fp32_on_cpu_whatever_the_checkpoint_holds(tmp_path):
     # transformers 5 loads a checkpoint in its saved dtype; the GPU check carries MiniLM in fp16.
     from sentence_transformers import SentenceTransformer
 
-    from biochunk.embedding import Encoder, encoder_dtype
+    from biochunk.embedding import SentenceEncoder, encoder_dtype
 
     assert encoder_dtype("auto", "cuda") == "float16" and encoder_dtype("auto", "cpu") == "float32"
     SentenceTransformer(models.resolve("minilm", "embed.model"), device="cpu").half().save(str(tmp_path / "m16"))
-    enc = Encoder(str(tmp_path / "m16"), device="cpu")
+    enc = SentenceEncoder(str(tmp_path / "m16"), device="cpu")
     v = enc.encode(["aspirin inhibits COX-1"])
     assert next(enc.model.parameters()).dtype is torch.float32
     assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1) < 1e-5

@@ -11,7 +11,7 @@ import yaml
 from benchmarks.papers.bioasq import TABLE2, UNRANKED, best_variant, icl_params, run_params
 from biochunk import params
 from biochunk.errors import UserError
-from biochunk.generation.contexts import arms
+from biochunk.retrieval.contexts import arms
 from tests.conftest import ROOT
 
 

@@ -47,7 +47,7 @@ def test_missing_data_is_named(tmp_path):
 def test_non_response_run_params_answer_every_method_with_decline_allowed(tmp_path):
     from benchmarks.papers.clinical import ANSWER_ARMS, ANSWER_METHODS, answer_params
     from biochunk import params
-    from biochunk.generation.contexts import arms
+    from biochunk.retrieval.contexts import arms
 
     pf = tmp_path / "params.yaml"
     pf.write_text(yaml.safe_dump(answer_params(argparse.Namespace(params=ROOT / "params.yaml", answer_questions=100))))

@@ -1,4 +1,4 @@
-"""benchmarks/papers/structural.py: bad arguments end in one error line before any work."""
+"""The structural paper pipeline's stages: bad arguments end in one error line before any work."""
 
 from __future__ import annotations
 
@@ -9,24 +9,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT / "experiments" / "structural" / "params.yaml"
 
 
 @pytest.mark.parametrize(
-    "args,needle",
+    "stage,args,needle",
     [
-        (["--methods", "structural-project", "semantic"], "--methods: unknown semantic"),
-        (["--data", "nowhere"], "--data nowhere: no corpus.parquet"),
-        (["--max-documents", "0"], "--max-documents must be >= 1"),
+        ("chunk_corpus.py", ["--data", "{tmp}", "--paper", str(PAPER), "--setting", "semantic"], "--setting semantic: not in"),
+        ("sample.py", ["--data", "nowhere", "--paper", str(PAPER)], "--data nowhere: no corpus.parquet"),
+        ("sample.py", ["--data", "{tmp}", "--paper", "missing.yaml"], "missing.yaml: no such paper params file"),
+        ("search.py", ["--data", "{tmp}", "--chunks", "c", "--embeddings", "e", "--k", "0"], "--k 0: keep at least one"),
     ],
 )
-def test_bad_arguments_end_in_one_error_line(tmp_path, args, needle) -> None:
-    data = tmp_path / "scifact"
-    data.mkdir()
-    (data / "corpus.parquet").write_bytes(b"")  # never read: the checks come first
-    argv = ["--data", str(data), *args] if "--data" not in args else args
+def test_bad_arguments_end_in_one_error_line(tmp_path, stage, args, needle) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
     r = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "papers" / "structural.py"), *argv, "--results", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
+        [sys.executable, str(ROOT / "stages" / stage), *argv, "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip
     assert r.returncode == 2, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]

@@ -1,3 +1,4 @@
+import dataclasses
 import subprocess
 import sys
 
@@ -122,3 +123,70 @@ def test_a_key_that_moved_section_says_where_it_went(tmp_path):
     pfile.write_text(yaml.safe_dump({"chunk": {"ranking": "mixed"}}))
     with pytest.raises(UserError, match=r"chunk.ranking: moved to rank.selection; rename it in params.yaml"):
         params.section("chunk", pfile)
+
+
+# -- params.yaml is the one place a default is written (issue 26) -----------------------------
+
+
+def test_no_param_has_a_default_in_code():
+    # A default in a dataclass is a second copy of params.yaml's value; copies drift (retrieve's
+    # bm25_methods, dense_methods and chunk once differed between the two).
+    for name, cls in params.SECTIONS.items():
+        coded = [f.name for f in dataclasses.fields(cls) if (f.default, f.default_factory) != (dataclasses.MISSING,) * 2]
+        assert not coded, f"{name}.{coded} has a default in biochunk/params.py; write it in params.yaml only"
+
+
+def test_params_yaml_sets_exactly_the_keys_the_dataclasses_define():
+    data = params.load_yaml(ROOT / "params.yaml")
+    assert params.DEFAULTS == ROOT / "params.yaml"
+    assert set(data) == set(params.SECTIONS), "params.yaml has a section for every dataclass and no other"
+    for name, cls in params.SECTIONS.items():
+        fields = {f.name for f in dataclasses.fields(cls)}
+        assert not fields - set(data[name]), f"params.yaml: {name} lacks {sorted(fields - set(data[name]))}"
+        extra = sorted(set(data[name]) - fields)
+        assert not extra, f"params.yaml: {name}.{extra} is no field of {cls.__name__}"
+
+
+def test_params_yaml_round_trips_and_is_every_default():
+    data = params.load_yaml(ROOT / "params.yaml")
+    loaded = params.load(ROOT / "params.yaml")
+    for name, cls in params.SECTIONS.items():
+        assert dataclasses.asdict(loaded[name]) == data[name], name
+        # Without a params file (or with an empty section), the same values.
+        assert loaded[name] == params.section(name, data={}) == params.parse(cls, {}, name) == params.defaults(name), name
+
+
+def test_a_params_file_with_only_the_changed_keys_takes_the_rest_from_params_yaml(tmp_path):
+    full = params.load(ROOT / "params.yaml")
+    pfile = tmp_path / "params.yaml"  # no dvc.yaml beside it: keys may be left out
+    pfile.write_text("chunk: {window: 7}\nretrieve: {depth: 500}\n")
+    loaded = params.load(pfile)
+    assert loaded["chunk"] == dataclasses.replace(full["chunk"], window=7)
+    assert loaded["retrieve"] == dataclasses.replace(full["retrieve"], depth=500)
+    assert loaded["retrieve"].bm25_methods == full["retrieve"].bm25_methods and loaded["retrieve"].chunk == full["retrieve"].chunk
+    assert all(loaded[n] == full[n] for n in params.SECTIONS if n not in ("chunk", "retrieve"))
+    # A key's value is replaced whole, a mapping too (retrieve.chunk is not merged key by key).
+    assert params.section("retrieve", data={"retrieve": {"chunk": {"window": 64}}}).chunk == {"window": 64}
+
+
+def test_defaults_take_overrides_unchecked_and_share_nothing():
+    data = params.load_yaml(ROOT / "params.yaml")
+    p = params.defaults("chunk", method="hybrid", min_words=9, max_words=5)  # a params file could not hold this
+    assert (p.method, p.min_words, p.max_words, p.window) == ("hybrid", 9, 5, data["chunk"]["window"])
+    with pytest.raises(TypeError):
+        params.defaults("chunk", windw=3)
+    params.defaults("data").datasets.append("changed")
+    params.defaults("retrieve").chunk["window"] = 1
+    assert params.defaults("data").datasets == data["data"]["datasets"]
+    assert params.defaults("retrieve").chunk == data["retrieve"]["chunk"]
+
+
+def test_a_key_the_default_params_lack_is_named(tmp_path, monkeypatch):
+    data = params.load_yaml(ROOT / "params.yaml")
+    del data["rank"]["top_k"]
+    defaults = tmp_path / "defaults.yaml"
+    defaults.write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(params, "DEFAULTS", defaults)
+    with pytest.raises(UserError, match=r"^rank.top_k is missing and .*defaults.yaml does not set it either; add it there$"):
+        params.section("rank", data={})
+    assert params.section("rank", data={"rank": {"top_k": 3}}).top_k == 3

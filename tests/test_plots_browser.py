@@ -35,6 +35,7 @@ def specs() -> dict:
     return {path: entries[0]["content"] for path, entries in json.loads(r.stdout)["data"].items()}
 
 
+@pytest.mark.slow
 def test_relation_hits_draw_one_line_per_ranker_and_revision(specs):
     spec = specs["plots/embedded/relation_hits.csv"]
     enc = spec["encoding"]
@@ -45,6 +46,7 @@ def test_relation_hits_draw_one_line_per_ranker_and_revision(specs):
     assert {r["ranker"] for r in rows} == {"dense", "scorer"} and {r["rev"] for r in rows} == {"workspace", "HEAD"}
 
 
+@pytest.mark.slow
 def test_chunk_sizes_put_sizes_on_the_value_axis(specs):
     spec = specs["plots/embedded/chunk_sizes.csv"]
     enc = spec["spec"]["encoding"]
@@ -54,6 +56,7 @@ def test_chunk_sizes_put_sizes_on_the_value_axis(specs):
     assert enc["x"]["title"] == "tokens per chunk"
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_plots_diff_renders_in_headless_chromium(specs, tmp_path):
     out = tmp_path / "plots"

@@ -12,9 +12,10 @@ import pytest
 
 from biochunk.datasets import qa as qa_data
 from biochunk.evaluation import compare
-from biochunk.evaluation.answers import DECLINE_REPLY, declined, rouge_scores, rouge_su4_tokens, su4_units
+from biochunk.evaluation.answers import declined, rouge_scores, rouge_su4_tokens, su4_units
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.generation.qa import (
+    DECLINE_REPLY,
     SYSTEM_QA,
     Turn,
     assemble_context,
@@ -372,7 +373,7 @@ def _questions() -> pd.DataFrame:
 
 
 def test_binary_prf_hand_computed():
-    from biochunk.generation import classify
+    from biochunk.evaluation import classify
 
     y = np.array([1, 1, 1, 0, 0, 0])
     p = np.array([1, 1, 0, 1, 0, 0])  # tp 2, fp 1, fn 1
@@ -383,7 +384,7 @@ def test_binary_prf_hand_computed():
 
 
 def test_unparsed_replies_count_as_no_and_intervals_bracket_the_score():
-    from biochunk.generation import classify
+    from biochunk.evaluation import classify
 
     y = [1, 1, 0, 0] * 10
     p = [1, -1, 0, 1] * 10  # -1 (unparsable) is scored as "no"

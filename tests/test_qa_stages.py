@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from biochunk.evaluation.answers import DECLINE_REPLY
-from biochunk.generation.qa import SYSTEM_QA, system_qa
+from biochunk.generation.qa import DECLINE_REPLY, SYSTEM_QA, system_qa
 from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
 from tests.conftest import ROOT
 

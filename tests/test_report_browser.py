@@ -14,7 +14,7 @@ import pytest
 from browser import chromium, console_messages, needs_chromium
 from PIL import Image
 
-from biochunk.evaluation.chunking import MethodRun
+from biochunk.chunking.runs import MethodRun
 from biochunk.evaluation.corpus_report import render
 
 pytestmark = needs_chromium
@@ -65,6 +65,7 @@ def test_report_is_self_contained(page):
     assert "<mark>on alternate days</mark>" in html and "page 2" in html
 
 
+@pytest.mark.slow
 def test_report_renders_non_blank_in_chromium(page, tmp_path):
     shot = tmp_path / "shot.png"
     r = chromium([f"--screenshot={shot}", "--window-size=1100,1600", page.as_uri()], tmp_path)
@@ -76,12 +77,14 @@ def test_report_renders_non_blank_in_chromium(page, tmp_path):
     assert img.getpixel((5, 5)) == (255, 255, 255)  # the page, not an error screen, fills the window
 
 
+@pytest.mark.slow
 def test_report_dom_and_console(page, tmp_path):
     r = chromium(["--virtual-time-budget=2000", "--dump-dom", page.as_uri()], tmp_path)
     assert "Chunk methods on" in r.stdout and "<mark>" in r.stdout and r.stdout.count("<tr") >= 6
     assert console_messages(page, tmp_path) == []
 
 
+@pytest.mark.slow
 def test_console_check_sees_an_error(tmp_path):
     # The console check above could pass by seeing nothing at all: it must see a real error.
     bad = tmp_path / "bad.html"

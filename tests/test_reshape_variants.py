@@ -1,4 +1,4 @@
-"""reshape.rank and reshape.variants reach the QA contexts (generation.contexts.reshaped_contexts)."""
+"""reshape.rank and reshape.variants reach the QA contexts (retrieval.contexts.reshaped_contexts)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from biochunk import params
-from biochunk.generation import contexts
+from biochunk.retrieval import contexts
 from biochunk.retrieval.reshape import reshape
 
 # Two topics a toy encoder tells apart by keyword; the larger one (fever, 3 sentences) is found first.

@@ -97,6 +97,7 @@ def tiny_repo(tmp_path_factory):
     return repo, env
 
 
+@pytest.mark.slow
 def test_metrics_diff_prints_markdown_tables_for_two_experiments(tiny_repo):
     repo, env = tiny_repo
     out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-b", "--repo", str(repo)], repo, env)
@@ -108,6 +109,7 @@ def test_metrics_diff_prints_markdown_tables_for_two_experiments(tiny_repo):
     assert re.search(r"^\| params\.yaml\s+\| train\.alpha\s+\| 2\s+\| 4\s+\|$", params, re.M), params
 
 
+@pytest.mark.slow
 def test_metrics_diff_leads_with_the_primary_metrics(tiny_repo):
     repo, env = tiny_repo
     out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-b", "--repo", str(repo)], repo, env)
@@ -148,12 +150,14 @@ def test_primary_change_interval_and_star():
     assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
 
 
+@pytest.mark.slow
 def test_metrics_diff_says_when_nothing_changed(tiny_repo):
     repo, env = tiny_repo
     out = _sh([sys.executable, str(ROOT / "scripts" / "metrics_diff.py"), "exp-a", "exp-a", "--repo", str(repo)], repo, env)
     assert "No metrics changed." in out and "No params changed." in out
 
 
+@pytest.mark.slow
 def test_metrics_diff_fails_with_dvc_message_on_unknown_revision(tiny_repo):
     repo, env = tiny_repo
     r = subprocess.run(
@@ -185,6 +189,7 @@ def test_offline_template_inlines_vega_and_loads_nothing_remote():
     assert re.search(r"html_template\s*=\s*plots/offline\.html", cfg)
 
 
+@pytest.mark.slow
 def test_dvc_plots_show_renders_with_the_offline_template(tiny_repo, tmp_path):
     repo, env = tiny_repo
     (repo / "sizes.csv").write_text("method,value,ci_low,ci_high,metric\nfixed,0.2,0.1,0.3,f1\nadaptive,0.4,0.3,0.5,f1\n")

@@ -12,7 +12,7 @@ every published step as a paired difference on the same test sentences
 (``report.paired_difference``, as benchmarks/e2e_compare.py), and ADE fixed vs hybrid
 (binary P / R / F1). A rung without predictions goes to the table's "not run" list with the
 command that measures it. DDI and ChemProt fixed vs hybrid come from the paired figures
-committed in benchmarks/e2e/ (measured before issue 13's selection fix).
+committed in docs/results/data/e2e/ (``--e2e``; measured before issue 13's selection fix).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import numpy as np
 from biochunk import cli
 from biochunk.corpus import gold_triples, predicted_triples
 from biochunk.errors import UserError
+from biochunk.evaluation.classify import prf
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, paired_statistic, publish
 from biochunk.evaluation.report import paired_difference
 from biochunk.evaluation.triples import PARTS, counts, micro
-from biochunk.generation.classify import prf
 from biochunk.io import CLASSIFICATION, CLASSIFY_PREDICTIONS, PREDICTIONS, TRIPLES, read_table
 
 MODELS = "MiniLM embedder and LoRA chunk scorer, SmolLM2-135M generator fine-tuned 40 LoRA steps (params.yaml defaults)"
@@ -91,7 +91,7 @@ STEPS = [
 # ADE, binary classification of the positive class (references.md).
 ADE_PAPER = {"fixed": (0.870, 0.907, 0.888), "hybrid": (0.861, 0.886, 0.873)}
 ADE_METRICS = ["precision", "recall", "f1"]
-# DDI and ChemProt end to end (benchmarks/e2e/<ds>-paired.json, e2e_compare.py): paper F1.
+# DDI and ChemProt end to end (docs/results/data/e2e/<ds>-paired.json, e2e_compare.py): paper F1.
 OTHER_PAPER = {"ddi": (0.782, 0.792), "chemprot": (0.874, 0.866)}
 
 
@@ -318,7 +318,7 @@ def other_table(e2e: Path) -> PaperTable | None:
         rows=rows,
         differences=diffs,
         notes=[
-            "Read from benchmarks/e2e/<ds>-{fixed,hybrid,paired}.json: measured when the scorer re-ordered all 5 "
+            "Read from docs/results/data/e2e/<ds>-{fixed,hybrid,paired}.json: measured when the scorer re-ordered all 5 "
             "chunks and the generator read one (before issue 13's selection fix), not re-run here; wall time is "
             "in the section above (20-43 min per run)."
         ],
@@ -332,7 +332,9 @@ def main() -> None:
         "--ladder", type=Path, default=Path("build/ladder"), help="rung predictions: <ladder>/<dataset>/<rung>.parquet"
     )
     ap.add_argument("--dataset", default="gm-ciht")
-    ap.add_argument("--e2e", type=Path, default=Path("benchmarks/e2e"), help="committed paired figures of DDI / ChemProt")
+    ap.add_argument(
+        "--e2e", type=Path, default=Path("docs/results/data/e2e"), help="committed paired figures of DDI / ChemProt (an input)"
+    )
     ap.add_argument("--results", type=Path, default=Path("docs/results"))
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=42)

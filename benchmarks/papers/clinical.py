@@ -41,11 +41,12 @@ import yaml
 
 from biochunk import chunking, cli, params
 from biochunk.chunking.cluster import whole_clusters
+from biochunk.chunking.runs import documents
 from biochunk.datasets import qa
-from biochunk.embedding import Encoder
+from biochunk.embedding import CountingEncoder, SentenceEncoder
 from biochunk.errors import UserError
 from biochunk.evaluation import compare
-from biochunk.evaluation.chunking import documents, span_hits
+from biochunk.evaluation.chunking import span_hits
 from biochunk.evaluation.papers import Difference, PaperTable, Row, mean_ci, paired_delta, publish
 from biochunk.generation.rewrite import Rewriter
 from biochunk.retrieval import bm25
@@ -124,20 +125,6 @@ GROUPS = {
 # Published differences B − A (SETTINGS keys), within each group; pairs with a missing setting are skipped.
 DIFFERENCES = [(a, b) for g in GROUPS.values() for a, b in [(g[0], g[3]), (g[0], g[1]), (g[1], g[3]), (g[0], g[2]), (g[2], g[3])]]
 RETRIEVERS = ("dense", "bm25")
-
-
-class Counting:
-    """An encoder that counts the texts it is asked to embed (the cache asks only for new ones)."""
-
-    def __init__(self, encoder: Encoder) -> None:
-        self.encoder, self.texts = encoder, 0
-
-    def __getattr__(self, name: str):
-        return getattr(self.encoder, name)
-
-    def encode(self, texts, progress: bool = False) -> np.ndarray:
-        self.texts += len(texts)
-        return self.encoder.encode(texts, progress=progress)
 
 
 def spacy_tokens_per_word(docs) -> float | None:
@@ -582,7 +569,7 @@ def main() -> None:
     data = qa.load("covidqa", args.data, seed=args.seed)
     # One embedder for every part (loaded once); vectors cached per text in --cache. The
     # counter is read by the retrieval part, which runs first.
-    counting = Counting(Encoder(ep.model, ep.batch_size, ep.device))
+    counting = CountingEncoder(SentenceEncoder(ep.model, ep.batch_size, ep.device))
     encoder = CachedEncoder(counting, args.cache)
     if "retrieval" in parts:
         retrieval(args, settings, retrievers, data, cp, ep, encoder, counting)
@@ -596,7 +583,7 @@ def main() -> None:
 
 
 def retrieval(
-    args, settings: list[str], retrievers: list[str], data: qa.QAData, cp, ep, encoder: CachedEncoder, counting: Counting
+    args, settings: list[str], retrievers: list[str], data: qa.QAData, cp, ep, encoder: CachedEncoder, counting: CountingEncoder
 ) -> None:
     """The four-way comparison: every setting's chunks of all articles, dense and BM25 top k."""
     t_start = time.perf_counter()

@@ -39,14 +39,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the shared peer wrappers (benchm
 from peers import Run, chonkie_recursive, chonkie_semantic, langchain, locate, semchunk_chunker
 
 from biochunk import chunking
+from biochunk.chunking.runs import documents
 from biochunk.cli import run
 from biochunk.datasets import qa
-from biochunk.embedding import Encoder
+from biochunk.embedding import SentenceEncoder
 from biochunk.errors import UserError
-from biochunk.evaluation.chunking import documents, gold_in_hits
+from biochunk.evaluation.chunking import gold_in_hits
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, publish
 from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, read_table
-from biochunk.params import ChunkParams
+from biochunk.params import ChunkParams, defaults
 from biochunk.retrieval.cache import CachedEncoder
 from biochunk.retrieval.dense import embed_search
 from biochunk.text.segment import sentence_spans
@@ -108,7 +109,7 @@ def parse_methods(value: str) -> list[Method]:
 def our_params(key: str, budget: int, words_per_token: float) -> ChunkParams:
     """The ``chunk.*`` params of one of this project's rows: every one counts MiniLM tokens, at most ``budget``."""
     method = key.removeprefix("ours-")
-    p = ChunkParams(method=method, counter="embedder", max_tokens=budget)
+    p = defaults("chunk", method=method, counter="embedder", max_tokens=budget)
     if method == "recursive":
         p = dataclasses.replace(p, chunk_size=UNBOUNDED, chunk_overlap=0)
     if method == "fixed":  # windows of as many words as the budget holds on average in this corpus
@@ -270,7 +271,7 @@ def main() -> None:
     docs, questions, gold = task.docs, task.questions, task.gold
     counter = embedder_counter(MODEL)
     words_per_token = sum(len(d.text.split()) for d in docs) / max(1, sum(counter(d.text) for d in docs))
-    encoder = Encoder(MODEL, args.batch_size)
+    encoder = SentenceEncoder(MODEL, args.batch_size)
     cached = CachedEncoder(encoder, args.cache_dir)
     qvecs = cached.encode(questions["question"].tolist())
     log.info("%d questions, %d documents; %.3f words per MiniLM token", len(questions), len(docs), words_per_token)

@@ -25,11 +25,9 @@ log = logging.getLogger(__name__)
 
 SU4_MAX_GAP = 4  # words allowed between the two words of a skip-bigram
 
-# The reply qa.decline asks for when the context lacks the answer (generation.qa's prompt).
-DECLINE_REPLY = "The context does not say."
-# A non-response in the model's own words: the context (or the model) lacks the answer.
-# Written for the replies small chat models give; an answer that hedges but still answers
-# ("probably X") is an answer.
+# A non-response in the model's own words: the context (or the model) lacks the answer; the
+# reply qa.decline asks for (generation.qa.DECLINE_REPLY) is one. Written for the replies
+# small chat models give; an answer that hedges but still answers ("probably X") is an answer.
 _DECLINE = re.compile(
     r"\bthe (?:context|passages?|text) (?:does|do) not (?:say|mention|state|provide|contain|specify|include|give|answer)"
     r"|\b(?:is|are|was|were) not (?:mentioned|stated|provided|given|specified|discussed|addressed)\b"

@@ -1,83 +1,28 @@
 """Chunking methods measured on whole documents: sizes, speed, and gold answers kept whole.
 
-What ``chunk_docs`` reports per method: how many chunks, their size distribution
-in the method's own tokens (``chunk.counter``; semchunk always counts the
-embedder's), in the embedder's tokens (one scale for every method) and in
-characters, the time taken, and for datasets with extractive answers (COVID-QA)
-the share of gold answers that no single chunk holds whole ("cut answers"): a
-retriever can then return at best part of the answer.
+What ``chunk_docs`` reports per method run (``chunking.runs.run_methods``): how many
+chunks, their size distribution in the method's own tokens (``chunk.counter``; semchunk
+always counts the embedder's), in the embedder's tokens (one scale for every method) and
+in characters, the time taken, and for datasets with extractive answers (COVID-QA) the
+share of gold answers that no single chunk holds whole ("cut answers"): a retriever can
+then return at best part of the answer. Below: retrieved chunks judged against gold spans.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import logging
 import math
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from biochunk import chunking
+from biochunk.chunking.runs import MethodRun
 from biochunk.corpus import Document
 from biochunk.io import atomic_path
 
-log = logging.getLogger(__name__)
-
 SpanCounterOf = Callable[[str], Any]  # document text -> an object with count(start, end)
 UNIT_NAMES = {"words": "words", "chars": "characters", "embedder": "embedder tokens"}
-
-
-@dataclasses.dataclass(frozen=True)
-class MethodRun:
-    method: str
-    chunks: pd.DataFrame  # CHUNKS rows
-    seconds: float
-    counter: str  # unit of n_tokens
-
-
-def documents(df: pd.DataFrame, limit: int | None = None) -> list[Document]:
-    """The DOCUMENTS table as chunker input, in table order; ``limit``: the first n only."""
-    rows = df if limit is None else df.head(limit)
-    return [Document(str(i), str(t)) for i, t in zip(rows["doc_id"], rows["text"])]
-
-
-def run_methods(
-    docs: Sequence[Document],
-    params: Any,
-    methods: Sequence[str],
-    encoder: Any,
-    rewriter: chunking.RewriterFactory | None = None,
-    dataset: str | None = None,
-) -> list[MethodRun]:
-    """Chunk ``docs`` with each method: the ``chunk.*`` ``params`` with ``method`` replaced.
-
-    Every chunker gets the same ``encoder``, so the model loads once; it is loaded
-    (and run once) before the clock starts, so no method pays for it. ``rewriter`` serves
-    the methods that rewrite text with ``chunk.generator``, ``dataset`` the ones that read a
-    dataset's domain configuration (``chunking.build``).
-    """
-    runs = []
-    for method in methods:
-        p = dataclasses.replace(params, method=method)
-        p.validate("chunk")  # a setting may be valid for one method only (breakpoint_amount)
-        chunker = chunking.build(p, encoder, dataset=dataset, rewriter=rewriter)
-        t0 = time.perf_counter()
-        df = chunking.chunk_table(docs, chunker)
-        seconds = time.perf_counter() - t0
-        unit = "embedder" if method == "semchunk" else p.counter
-        runs.append(MethodRun(method, df, seconds, unit))
-        log.info("%s: %d chunks in %.1f s", method, len(df), seconds)
-    return runs
-
-
-def warm_up(encoder: Any) -> float:
-    """Load the encoder's model and run it once; the seconds it took."""
-    t0 = time.perf_counter()
-    encoder.encode(["Warm-up sentence."])
-    return time.perf_counter() - t0
 
 
 def distribution(values: np.ndarray, prefix: str) -> dict[str, float]:

@@ -2,7 +2,7 @@
 
 Everything is inside the file: plots are PNGs inlined as base64 ``data:`` URIs, the style is
 an inline sheet, and there is no script, so the page opens offline in any browser. It reads
-the plain dict of ``retrieval.compare.metrics`` plus the sampled questions and the chunk
+the plain dict of ``evaluation.corpus_compare.metrics`` plus the sampled questions and the chunk
 sizes; it computes nothing that the comparison did not. An undefined value (JSON null) is
 shown as an em dash.
 """
@@ -16,7 +16,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from biochunk.evaluation.chunking import MethodRun, sizes_png
+from biochunk.chunking.runs import MethodRun
+from biochunk.evaluation.chunking import sizes_png
 from biochunk.io import scratch_dir
 
 STYLE = """

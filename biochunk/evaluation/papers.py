@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from biochunk.evaluation.stats import bootstrap_ci
-from biochunk.io import atomic_path
+from biochunk.io import ITEM_SCORES, atomic_path, read_table
 
 Direction = Literal["confirmed", "reversed", "not separable", "no published figure"]
 
@@ -108,7 +108,7 @@ class PaperTable:
     command: str
     sample: str
     models: str
-    wall_s: float
+    wall_s: float | None  # None: a DVC pipeline's table, which must reproduce byte for byte
     metrics: list[str]
     rows: list[Row] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
@@ -125,14 +125,15 @@ def _paper_cell(v: float | None, digits: int) -> str:
 def render(t: PaperTable) -> str:
     """The Markdown block: provenance, the rows, the differences, what could not run."""
     # 0 = measured by earlier runs whose time was not kept (the notes say where it was).
-    wall = f"{t.wall_s / 60:.1f} min" if t.wall_s > 0 else "not recorded for these rows (see the notes)"
+    # None = rendered by a pipeline's report stage: no clock in a file that must reproduce.
+    wall = "" if t.wall_s is None else f"{t.wall_s / 60:.1f} min" if t.wall_s > 0 else "not recorded for these rows (see the notes)"
     out = [
         f"### {t.title}",
         "",
         f"Command: `{t.command}`  ",
         f"Sample: {t.sample}  ",
-        f"Models: {t.models}  ",
-        f"Wall time on this machine (2 CPU cores): {wall}",
+        f"Models: {t.models}" + ("  " if wall else ""),
+        *([f"Wall time on this machine (2 CPU cores): {wall}"] if wall else []),
         "",
         "| " + " | ".join(["setting"] + [f"{m}: paper / ours [95% CI]" for m in t.metrics]) + " |",
         "|---|" + "---|" * len(t.metrics),
@@ -160,6 +161,15 @@ def render(t: PaperTable) -> str:
     if t.notes:
         out += [""] + t.notes
     return "\n".join(out) + "\n"
+
+
+def read_items(path: Path) -> dict[str, np.ndarray]:
+    """Per-item scores (ITEM_SCORES, an evaluate stage's output) as metric -> values in item order.
+
+    The order is the file's, which is the same for every setting of one experiment (sorted
+    item ids), so two settings' arrays pair item by item."""
+    df = read_table(path, ITEM_SCORES)
+    return {m: g["value"].to_numpy(dtype=float) for m, g in df.groupby("metric", sort=False)}
 
 
 def _markers(section: str) -> tuple[str, str]:

@@ -21,6 +21,19 @@ def extraction_metrics(gold: dict, pred: dict, n_boot: int, seed: int) -> dict[s
     return out
 
 
+def per_input_counts(gold: dict, pred: dict) -> pd.DataFrame:
+    """Every part's per-input (tp, predicted, gold) counts as per-item scores (ITEM_SCORES rows):
+    what ``extraction_metrics`` resamples, so each interval it reports, and every paired
+    difference between two runs, is recomputed from the tracked file alone."""
+    ids = [str(k) for k in gold]
+    rows = []
+    for name, part in PARTS.items():
+        c = counts(gold, pred, part)
+        for j, col in enumerate(("tp", "predicted", "gold")):
+            rows += [(i, f"{name}.{col}", float(v)) for i, v in zip(ids, c[:, j])]
+    return pd.DataFrame(rows, columns=["item_id", "metric", "value"])
+
+
 def paired_difference(gold: dict, pred_a: dict, pred_b: dict, n_boot: int, seed: int) -> dict[str, Any]:
     """Micro F1 of B minus A on the same inputs, with a paired bootstrap interval per part.
 

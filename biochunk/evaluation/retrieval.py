@@ -7,17 +7,24 @@ default, so a retriever can not look better by failing to answer.
 
 F1@k is computed from the mean P@k and mean R@k (``2PR / (P + R)``), the way the clinical
 chunking study reports it; the per-query mean of F1 is kept as ``f1q@k`` beside it.
+
+``evaluate_runs`` scores a retrieval experiment's runs (``retrieval.experiment.run_retrievers``);
+``gold_hits`` the QA contexts (``retrieval.contexts``) against the questions' gold documents.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Mapping, Sequence
 
 import ir_measures
 import numpy as np
+import pandas as pd
 from ir_measures import AP, RR, P, R, nDCG
 
 from biochunk.evaluation.stats import bootstrap_ci
+
+log = logging.getLogger(__name__)
 
 Run = Mapping[str, Sequence[tuple[str, float]]]  # query id -> (doc id, score), best first
 Qrels = Mapping[str, Mapping[str, int]]
@@ -73,6 +80,29 @@ def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = (5, 10, 100)) -> dict[s
         out[f"f1q@{k}"] = sum(f1s) / n if n else 0.0
     out["queries"] = n
     return out
+
+
+def evaluate_runs(
+    runs: Mapping[tuple[str, str], Run], qrels: Qrels, ks: Sequence[int] = (5, 10, 100)
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``evaluate`` of every (retriever, method) run: retriever -> method -> metrics, in run order."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (retriever, method), run in runs.items():
+        m = evaluate(run, qrels, ks)
+        out.setdefault(retriever, {})[method] = m
+        log.info("%-7s %-13s nDCG@10 %.4f  R@%d %.4f", retriever, method, m["ndcg@10"], max(ks), m[f"recall@{max(ks)}"])
+    return out
+
+
+def gold_hits(contexts: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
+    """Per question and method: whether a retrieved chunk comes from a gold document (any
+    rank, and rank 1): what a chunk method gives the generator to work with."""
+    gold = dict(zip(questions["id"].astype(str), (set(d) for d in questions["doc_ids"])))
+    contexts = contexts[contexts["question_id"].isin(gold)]
+    c = contexts.assign(hit=[d in gold.get(q, set()) for q, d in zip(contexts["question_id"], contexts["doc_id"])])
+    top1 = c[c["rank"] == 1].set_index(["question_id", "method"])["hit"]
+    anyk = c.groupby(["question_id", "method"])["hit"].any()
+    return pd.DataFrame({"gold_doc_hit@1": top1, "gold_doc_hit@k": anyk}).fillna(False).astype(float).reset_index()
 
 
 def chunk_qrels(qrels: Qrels, chunk_doc: Mapping[str, str]) -> dict[str, dict[str, int]]:

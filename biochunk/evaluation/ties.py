@@ -1,7 +1,7 @@
 """What a ranking of methods may claim on few questions: tie-aware nDCG@k and recall@k, and
 each method's difference to the best with a paired bootstrap interval.
 
-Used by the own-corpus comparison (``retrieval.compare``), where a small corpus makes both
+Used by the own-corpus comparison (``evaluation.corpus_compare``), where a small corpus makes both
 problems common. Kept apart from ``evaluation.retrieval`` (the pipeline stages' measures,
 which these do not change): a run without ties scores here as ir-measures scores it there.
 """

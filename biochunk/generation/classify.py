@@ -3,19 +3,18 @@ training sentences, the nearest chunks as labelled evidence, and the generator's
 
 BioMedRAG classifies ADE sentences this way: the evidence carries its sentence's label,
 and the generator decides. The retrieved labels alone give a baseline (majority vote of
-the evidence) that shows what the generator adds.
+the evidence) that shows what the generator adds. Both give predictions; the evaluation
+layer scores them (``evaluation.classify``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from biochunk import chunking
 from biochunk.corpus import Document
-from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.retrieval.dense import embed_search
 
 POSITIVE, NEGATIVE = "ade", "no_ade"
@@ -59,36 +58,6 @@ def pick_examples(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     neg = train[train["label"] == 0].sample(frac=1, random_state=seed)
     order = [df.iloc[i // 2] for i, df in ((i, pos if i % 2 == 0 else neg) for i in range(n))]
     return pd.DataFrame(order).reset_index(drop=True)
-
-
-def prf(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
-    """Binary precision / recall / F1 of the positive class, and accuracy."""
-    tp = int(((p == 1) & (y == 1)).sum())
-    fp = int(((p == 1) & (y != 1)).sum())
-    fn = int(((p != 1) & (y == 1)).sum())
-    prec = tp / (tp + fp) if tp + fp else 0.0
-    rec = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    return {
-        "precision": prec,
-        "recall": rec,
-        "f1": f1,
-        "accuracy": float((p == y).mean()) if len(y) else 0.0,
-        "tp": tp,
-        "fp": fp,
-        "fn": fn,
-    }
-
-
-def scores(y: Sequence[int], p: Sequence[int], n_boot: int, seed: int) -> dict[str, float]:
-    """``prf`` with 95% bootstrap intervals over sentences; an unparsed reply (-1) counts as no."""
-    yp = np.column_stack([np.asarray(y), np.where(np.asarray(p) == 1, 1, 0)]) if len(y) else np.zeros((0, 2), int)
-    out: dict[str, float] = prf(yp[:, 0], yp[:, 1])
-    for key in ("precision", "recall", "f1", "accuracy"):
-        out[f"{key}_ci_low"], out[f"{key}_ci_high"] = bootstrap_ci(
-            yp, lambda d, key=key: prf(d[:, 0], d[:, 1])[key], n_boot, seed
-        )
-    return out
 
 
 def vote(ev: Sequence[tuple[str, bool]]) -> int:

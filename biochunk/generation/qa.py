@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from biochunk.evaluation.answers import DECLINE_REPLY
+import pandas as pd
 
 SYSTEM_QA = (
     "You are a biomedical expert. Answer the question from the context passages. "
@@ -22,6 +22,7 @@ SYSTEM_QA = (
 )
 # qa.decline: the model may say the context lacks the answer instead of guessing (the
 # clinical study's non-response rate counts such replies; evaluation.answers.declined).
+DECLINE_REPLY = "The context does not say."
 DECLINE_INSTRUCTION = f" If the context passages do not contain the answer, reply only: {DECLINE_REPLY}"
 
 
@@ -64,6 +65,16 @@ def assemble_context(passages: Sequence[str], budget_words: int) -> str:
         out.append(f"[{len(out) + 1}] {' '.join(words)}")
         used += min(len(text.split()), room)
     return "\n".join(out)
+
+
+def context_texts(contexts: pd.DataFrame, chunks: pd.DataFrame, budget_words: int) -> dict[tuple[str, str], str]:
+    """(question_id, method) -> the assembled context passage text (``contexts``: QA_CONTEXTS
+    rows, ``chunks``: their CHUNKS rows, from ``retrieval.contexts``)."""
+    text = dict(zip(chunks["chunk_id"], chunks["text"]))
+    out = {}
+    for (qid, method), g in contexts.sort_values("rank").groupby(["question_id", "method"], sort=False):
+        out[(str(qid), str(method))] = assemble_context([text[c] for c in g["chunk_id"]], budget_words)
+    return out
 
 
 def qa_user(question: str, context: str) -> str:

@@ -1,24 +1,28 @@
 """Embeddings cached on disk per text: the same model never embeds the same text twice.
 
 Embedding is the slow step of dense retrieval on a CPU (SciFact's 5,183 documents take
-minutes), while a vector depends only on the model and the text. Vectors are stored in
-shards under ``<cache>/<model key>/``, keyed by a hash of each text, so chunk methods that
-produce the same texts (a short passage is its own chunk under most methods) share them,
-and a changed text or model can never return a stale vector. Delete the folder at any
-time; the next run re-embeds.
+minutes), while a vector depends only on the text and the encoder's ``identity()``: the
+model, its revision (a hub commit, or the hash of the model folder), the dtype and the kind
+of device. Vectors are stored in shards under ``<cache>/<identity key>/`` (with the identity
+in ``identity.json`` there), keyed by a hash of each text, so chunk methods that produce the
+same texts (a short passage is its own chunk under most methods) share them, and a changed
+text, model, revision, dtype or device can never return a stale vector: float16 vectors
+made on a GPU are never read back by a float32 CPU run. Delete the folder at any time; the
+next run re-embeds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from biochunk.embedding import MemoEncoder
+from biochunk.embedding import Encoder, EncoderWrapper
 from biochunk.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -28,8 +32,13 @@ def _key(text: str) -> bytes:
     return hashlib.sha1(text.encode("utf-8")).digest()
 
 
-def _model_dir(cache_dir: Path, model: str) -> Path:
-    return cache_dir / hashlib.sha256(model.encode()).hexdigest()[:16]
+def identity_key(identity: dict[str, str]) -> str:
+    """The cache folder's name for an encoder's ``identity()``: every field, hashed."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _model_dir(cache_dir: Path, identity: dict[str, str]) -> Path:
+    return cache_dir / identity_key(identity)
 
 
 def _load(folder: Path) -> dict[bytes, np.ndarray]:
@@ -46,11 +55,12 @@ def _load(folder: Path) -> dict[bytes, np.ndarray]:
 _STORES: dict[Path, dict[bytes, np.ndarray]] = {}
 
 
-def encode_cached(encoder: Any, texts: Sequence[str], cache_dir: str | Path | None, progress: bool = True) -> np.ndarray:
+def encode_cached(encoder: Encoder, texts: Sequence[str], cache_dir: str | Path | None, progress: bool = True) -> np.ndarray:
     """``encoder.encode(texts)``, reusing and extending the cache in ``cache_dir`` (None: no cache)."""
     if cache_dir is None or len(texts) == 0:
         return encoder.encode(texts, progress=progress)
-    folder = _model_dir(Path(cache_dir), encoder.model_name).resolve()
+    identity = encoder.identity()
+    folder = _model_dir(Path(cache_dir), identity).resolve()
     if folder not in _STORES:
         _STORES[folder] = _load(folder) if folder.exists() else {}
     store = _STORES[folder]
@@ -64,6 +74,9 @@ def encode_cached(encoder: Any, texts: Sequence[str], cache_dir: str | Path | No
     if missing:
         vecs = encoder.encode(list(missing.values()), progress=progress)
         new_keys = np.frombuffer(b"".join(missing), dtype=np.uint8).reshape(len(missing), 20)
+        if not (folder / "identity.json").exists():  # for whoever looks in the folder; never read
+            with atomic_path(folder / "identity.json") as tmp:
+                Path(tmp).write_text(json.dumps(identity, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         with atomic_path(folder / f"{time.time_ns()}.npz") as tmp:
             with open(tmp, "wb") as f:
                 np.savez(f, keys=new_keys, vectors=vecs)
@@ -71,13 +84,13 @@ def encode_cached(encoder: Any, texts: Sequence[str], cache_dir: str | Path | No
     return np.stack([store[k] for k in keys]).astype(np.float32)
 
 
-class CachedEncoder(MemoEncoder):
-    """A ``MemoEncoder`` whose memory is the on-disk cache in ``cache_dir``: what one run embeds,
-    the next run (another chunk method, another experiment) reads back."""
+class CachedEncoder(EncoderWrapper):
+    """An ``Encoder`` whose memory is the on-disk cache in ``cache_dir`` (None: none): what one
+    run embeds, the next run (another chunk method, another experiment) reads back."""
 
-    def __init__(self, encoder: Any, cache_dir: str | Path | None):
-        super().__init__(encoder)
+    def __init__(self, inner: Encoder, cache_dir: str | Path | None):
+        super().__init__(inner)
         self.cache_dir = cache_dir
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        return encode_cached(self.encoder, texts, self.cache_dir, progress)
+        return encode_cached(self.inner, texts, self.cache_dir, progress)

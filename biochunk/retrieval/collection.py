@@ -14,6 +14,7 @@ Two layouts reach retrieval:
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +23,7 @@ import pandas as pd
 
 from biochunk.datasets.qa import bioasq_corpus
 from biochunk.errors import UserError
-from biochunk.io import CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, read_table
+from biochunk.io import CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, read_table, write_table
 
 Qrels = dict[str, dict[str, int]]  # query id -> {doc id: relevance}
 
@@ -90,3 +91,36 @@ def load(
         test = {q: r for q, r in qrels.items() if q in held_out}
         return Collection(docs, queries, qrels, train, test, sources)
     raise UserError(f"retrieval needs a retrieval or qa dataset, got a {task} dataset")
+
+
+def seeded_sample(ids: Sequence[str], n: int | None, seed: int) -> list[str]:
+    """``n`` of ``ids`` (sorted, then a seeded draw, sorted again); all of them when ``n`` is None."""
+    ids = sorted(ids)
+    if n is None or n >= len(ids):
+        return ids
+    return sorted(random.Random(seed).sample(ids, n))
+
+
+def subset(coll: Collection, max_queries: int | None, max_documents: int | None, seed: int) -> Collection:
+    """The evaluation part a paper measures: the first ``max_queries`` judged queries by id, and
+    a search pool of every document judged for them plus a seeded sample of the rest,
+    ``max_documents`` in all (``None``: all of each). Document order is kept."""
+    queries = coll.eval_queries().sort_values("query_id").head(max_queries).reset_index(drop=True)
+    qrels = {q: coll.qrels[q] for q in queries["query_id"].astype(str)}
+    docs = coll.docs
+    if max_documents is not None:
+        judged = {d for r in qrels.values() for d in r}
+        rest = [d for d in docs["doc_id"] if d not in judged]
+        keep = judged | set(seeded_sample(rest, max(max_documents - len(judged), 0), seed))
+        docs = docs[docs["doc_id"].isin(keep)].reset_index(drop=True)
+    return Collection(docs, queries, qrels, {}, qrels, coll.sources)
+
+
+def write(coll: Collection, out: Path) -> None:
+    """``coll``'s evaluation part as a converted retrieval folder (CORPUS, QUERIES, QRELS of
+    split ``test``) that ``load(out, "retrieval")`` reads back unchanged: a document's text is
+    already title + text, so its title is empty."""
+    write_table(pd.DataFrame({"doc_id": coll.docs["doc_id"], "title": "", "text": coll.docs["text"]}), out / "corpus.parquet", CORPUS)
+    write_table(coll.queries[["query_id", "text"]], out / "queries.parquet", QUERIES)
+    rows = [(q, d, r, "test") for q, docs in coll.qrels.items() for d, r in docs.items()]
+    write_table(pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance", "split"]), out / "qrels.parquet", QRELS)

@@ -1,9 +1,10 @@
-"""One retrieval experiment over a collection: chunk methods × retrievers, reranking, reshaping.
+"""The runs of one retrieval experiment over a collection: chunk methods × retrievers, reranking, reshaping.
 
 For every chunk method the documents are chunked (``none``: each document is one
 chunk), the chunks are searched by BM25 and/or dense retrieval, chunk hits are mapped
 to their documents (max score by default), and BM25 + dense are fused by RRF. Runs are
-document-level, so every chunk method is scored against the same judgements.
+document-level, so every chunk method can be scored against the same judgements; this
+module only ranks, the evaluation layer scores the runs (``evaluation.retrieval.evaluate_runs``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from tqdm import tqdm
 from biochunk import chunking
 from biochunk.chunking import NO_CHUNKING
 from biochunk.corpus import Document
-from biochunk.evaluation.retrieval import evaluate
 from biochunk.io import new_scratch_dir, scratch_dir
 from biochunk.retrieval import bm25 as bm25_mod
 from biochunk.retrieval.collection import Collection
@@ -40,18 +40,11 @@ RETRIEVERS = ("bm25", "dense", "hybrid")
 @dataclass
 class Results:
     runs: dict[tuple[str, str], Run] = field(default_factory=dict)  # (retriever, method) -> document run
-    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # retriever -> method -> metrics
     chunks: dict[str, int] = field(default_factory=dict)  # method -> number of chunks
     seconds: dict[str, float] = field(default_factory=dict)
     # (retriever, method) -> the top chunk hits per query before mapping to documents (bm25 and
     # dense only; kept when run_retrievers is asked for them, for showing what was retrieved).
     chunk_hits: dict[tuple[str, str], Run] = field(default_factory=dict)
-
-    def add(self, retriever: str, method: str, run: Run, qrels, ks: Sequence[int]) -> None:
-        self.runs[(retriever, method)] = run
-        m = evaluate(run, qrels, ks)
-        self.metrics.setdefault(retriever, {})[method] = m
-        log.info("%-7s %-13s nDCG@10 %.4f  R@%d %.4f", retriever, method, m["ndcg@10"], max(ks), m[f"recall@{max(ks)}"])
 
 
 def chunk_documents(
@@ -80,7 +73,8 @@ def run_retrievers(
     chunk_tables: Mapping[str, pd.DataFrame] | None = None,
     keep_chunk_hits: int = 0,
 ) -> Results:
-    """Every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``, evaluated.
+    """The run of every (chunk method, retriever) pair of ``rp`` (RetrieveParams) over ``coll``'s
+    evaluation queries, in ``Results.runs`` (scored by ``evaluation.retrieval.evaluate_runs``).
 
     ``encoder`` embeds chunks, queries and the semantic chunkers' units; pass a
     ``CachedEncoder`` so repeated texts are embedded once. ``rewriter`` serves the chunk
@@ -127,7 +121,7 @@ def run_retrievers(
             if len(doc_runs) == 2:
                 doc_runs["hybrid"] = rrf([doc_runs["bm25"], doc_runs["dense"]], rp.rrf_k, rp.depth)
             for retriever, run in doc_runs.items():
-                res.add(retriever, method, run, coll.qrels, rp.ks)
+                res.runs[(retriever, method)] = run
     finally:
         if work_dir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -15,7 +15,9 @@
 - ``none``: no context; the arm has no rows and the model answers from the question alone.
 
 Every arm writes the same two tables (CHUNKS with exact offsets, QA_CONTEXTS in reading
-order), and generate_qa / evaluate_qa treat arms alike.
+order), and generate_qa / evaluate_qa treat arms alike: the generator assembles each
+question's context text (``generation.qa.context_texts``), the evaluation layer judges the
+contexts against the gold documents (``evaluation.retrieval.gold_hits``).
 """
 
 from __future__ import annotations
@@ -29,10 +31,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from biochunk.chunking import RewriterFactory
+from biochunk.chunking.runs import run_methods
 from biochunk.corpus import Document
 from biochunk.embedding import MemoEncoder
-from biochunk.evaluation.chunking import run_methods
-from biochunk.generation.qa import assemble_context
 from biochunk.io import CHUNKS, QA_CONTEXTS
 from biochunk.retrieval.dense import embed_search
 from biochunk.retrieval.experiment import dense_score
@@ -78,26 +79,6 @@ def dense_contexts(chunks: pd.DataFrame, questions: pd.DataFrame, encoder: Any, 
                     continue
                 rows.append((str(qid), str(method), rank, g.at[i, "chunk_id"], g.at[i, "doc_id"], float(s), "dense"))
     return pd.DataFrame(rows, columns=QA_CONTEXTS.names)
-
-
-def gold_hits(contexts: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
-    """Per question and method: whether a retrieved chunk comes from a gold document (any
-    rank, and rank 1): what a chunk method gives the generator to work with."""
-    gold = dict(zip(questions["id"].astype(str), (set(d) for d in questions["doc_ids"])))
-    contexts = contexts[contexts["question_id"].isin(gold)]
-    c = contexts.assign(hit=[d in gold.get(q, set()) for q, d in zip(contexts["question_id"], contexts["doc_id"])])
-    top1 = c[c["rank"] == 1].set_index(["question_id", "method"])["hit"]
-    anyk = c.groupby(["question_id", "method"])["hit"].any()
-    return pd.DataFrame({"gold_doc_hit@1": top1, "gold_doc_hit@k": anyk}).fillna(False).astype(float).reset_index()
-
-
-def context_texts(contexts: pd.DataFrame, chunks: pd.DataFrame, budget_words: int) -> dict[tuple[str, str], str]:
-    """(question_id, method) -> the assembled context passage text."""
-    text = dict(zip(chunks["chunk_id"], chunks["text"]))
-    out = {}
-    for (qid, method), g in contexts.sort_values("rank").groupby(["question_id", "method"], sort=False):
-        out[(str(qid), str(method))] = assemble_context([text[c] for c in g["chunk_id"]], budget_words)
-    return out
 
 
 def _chunk_rows(rows: list[tuple], method: str) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """Every chunk method on one converted corpus: sizes, cut answers, retrieval with intervals.
 
-The comparison behind ``stages/compare.py`` and its report page. It walks the same
-path as the pipeline's stages: chunks from ``evaluation.chunking.run_methods`` (as
-``chunk_docs``), retrieval from ``experiment.run_retrievers`` over those same chunks (as
-``retrieve``), nDCG@10 per query with a bootstrap interval (``evaluation.retrieval``).
+The comparison behind ``stages/compare.py`` and its report page (``evaluation.corpus_report``).
+It walks the same path as the pipeline's stages: chunks from ``chunking.runs.run_methods``
+(as ``chunk_docs``), runs from ``retrieval.experiment.run_retrievers`` over those same chunks
+scored by ``evaluation.retrieval.evaluate_runs`` (as ``retrieve``), nDCG@10 per query with a
+bootstrap interval (``evaluation.retrieval``).
 
 What the numbers may claim on a small corpus (issue 25): nDCG@10 and recall@10 are tie-aware
 (their expected value over the orders of tied scores, ``evaluation.ties.tie_aware``), not
@@ -35,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from biochunk.chunking import NO_CHUNKING
+from biochunk.chunking.runs import run_methods
 from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
 from biochunk.evaluation import chunking as evaluation
-from biochunk.evaluation.retrieval import PRIMARY, evaluate
+from biochunk.evaluation.retrieval import PRIMARY, evaluate, evaluate_runs
 from biochunk.evaluation.ties import against_best, tie_aware
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, read_table
@@ -142,7 +144,7 @@ def run(
     """
     coll, notes = corpus.coll, list(corpus.notes)
     docs = [Document(str(d), str(t)) for d, t in zip(coll.docs["doc_id"], coll.docs["text"])]
-    runs = evaluation.run_methods(docs, chunk_params(methods[0]), methods, encoder)
+    runs = run_methods(docs, chunk_params(methods[0]), methods, encoder)
     chunks = {r.method: r.chunks for r in runs}
     span_counter_of = make_counter("embedder", encoder).for_document
     sizes = {r.method: evaluation.method_metrics(r, docs, span_counter_of, corpus.answers) for r in runs}
@@ -166,11 +168,12 @@ def run(
     dense = [NO_CHUNKING, *methods] if "dense" in retrievers or "hybrid" in retrievers else []
     rp = dataclasses.replace(rp, bm25_methods=bm25, dense_methods=dense, ks=[k for k in rp.ks if k <= rp.depth])
     res = experiment.run_retrievers(coll, rp, chunk_params, encoder, chunk_tables=chunks, keep_chunk_hits=ANSWER_DEPTH)
+    evaluated = evaluate_runs(res.runs, coll.qrels, rp.ks)  # retriever -> method -> metrics
     per_query: dict[tuple[str, str], np.ndarray] = {}  # (retriever, method) -> tie-aware nDCG@10 per query
     for (retriever, method), r in res.runs.items():
         if retriever not in retrievers:
             continue
-        m = scored(bm25_ties(r) if retriever == "bm25" else r, coll.qrels, res.metrics[retriever][method], n_boot, rp.seed)
+        m = scored(bm25_ties(r) if retriever == "bm25" else r, coll.qrels, evaluated[retriever][method], n_boot, rp.seed)
         per_query[(retriever, method)] = m.pop("per_query")
         if corpus.answers is not None and (retriever, method) in res.chunk_hits:
             m.update(answer_hits(res.chunk_hits[(retriever, method)], chunks.get(method), corpus.answers))

@@ -1,0 +1,44 @@
+"""Stage report: a paper pipeline's tables, rendered into docs/results/<paper>.md.
+
+Thin by design: it reads the evaluate stages' tracked outputs (metrics and per-item scores),
+builds the paper's tables (``evaluation.reports.<paper>``) and writes them between their
+markers in the results page (the prose around them is kept) and as JSON beside it.
+"""
+
+import logging
+from pathlib import Path
+
+from biochunk import cli, experiments, params
+from biochunk.evaluation.papers import publish
+from biochunk.evaluation.reports import structural
+from biochunk.io import read_json
+
+log = logging.getLogger("report")
+
+REPORTS = {"structural": structural}
+
+
+def main() -> None:
+    ap = cli.ArgumentParser(description=__doc__)
+    ap.add_argument("--paper", required=True, choices=sorted(REPORTS))
+    ap.add_argument("--paper-params", required=True, type=Path, help="experiments/<paper>/params.yaml")
+    ap.add_argument("--sample", required=True, type=Path, help="the sample stage's sample.json")
+    ap.add_argument("--scores", required=True, type=Path, help="folder of per-item scores, <setting>.parquet")
+    ap.add_argument("--evaluated", required=True, type=Path, help="folder of the evaluate stages' outputs, <setting>/")
+    ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
+    ap.add_argument("--params", default="params.yaml")
+    args = ap.parse_args()
+    paper = experiments.load(args.paper_params)
+    base = params.section("chunk", args.params)
+    rp = params.section("retrieve", args.params)
+    ep = params.section("embed", args.params)
+    chunk_params = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
+    module = REPORTS[args.paper]
+    plot = args.results / f"{args.paper}-sizes.png"
+    for table in module.tables(paper, chunk_params, args.scores, args.evaluated, read_json(args.sample), ep.model, plot):
+        md, js = publish(table, args.results)
+        log.info("%s: %s, %s", table.section, md, js)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,125 @@
+"""The papers' tables are DVC pipelines (experiments/<paper>/dvc.yaml): a table is stale
+exactly when code or params it was made from change, and every interval it shows is
+recomputed from the per-item scores the pipeline tracks in git."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from biochunk import experiments
+from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
+from biochunk.errors import UserError
+from tests.conftest import ROOT
+
+DVC = Path(sys.executable).with_name("dvc")
+STRUCTURAL = ROOT / "experiments" / "structural"
+
+
+def test_every_structural_interval_is_recomputed_from_the_tracked_per_item_scores():
+    paper = experiments.load(STRUCTURAL / "params.yaml")
+    table = json.loads((ROOT / "docs/results/data/structural-scifact-chunk-retrieval.json").read_text())
+    items = {n: read_items(ROOT / "metrics/papers/structural" / f"{n}.parquet") for n in paper.settings}
+    assert [r["label"] for r in table["rows"]] == list(paper.settings)
+    for row in table["rows"]:
+        for metric, shown in row["ours"].items():
+            again = mean_ci(items[row["label"]][metric], paper.sample.bootstrap)
+            assert (again.value, again.lo, again.hi) == pytest.approx((shown["value"], shown["lo"], shown["hi"]), abs=1e-12)
+    assert table["differences"], "the table shows no paired difference"
+    for d in table["differences"]:
+        b, a = d["label"].split(" − ")
+        again = paired_delta(items[a][d["metric"]], items[b][d["metric"]], paper.sample.bootstrap)
+        assert (again.value, again.lo, again.hi) == pytest.approx((d["ours"]["value"], d["ours"]["lo"], d["ours"]["hi"]), abs=1e-12)
+
+
+def test_the_committed_metrics_are_the_means_of_the_per_item_scores():
+    for path in sorted((ROOT / "metrics/papers/structural").glob("*.json")):
+        metrics = json.loads(path.read_text())
+        items = read_items(path.with_suffix(".parquet"))
+        assert metrics["queries"] == len(items["f1@10"])
+        for m, values in items.items():
+            assert metrics[m] == pytest.approx(values.mean(), abs=1e-12), f"{path.name}: {m}"
+
+
+def _copy_tracked(dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    for f in filter(None, files):
+        src = ROOT / f.decode()
+        if src.is_file():
+            (dst / f.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / f.decode())
+    subprocess.run(["git", "init", "-q"], cwd=dst, check=True)
+
+
+def _modified_deps(repo: Path, target: str) -> set[str]:
+    """Stages of ``target`` whose code, params or committed inputs changed (outputs that a clone
+    does not have yet, and data deps not produced yet, are not what this asks)."""
+    out = subprocess.run(
+        [str(DVC), "status", "--json", target], cwd=repo, capture_output=True, text=True, check=True,
+        env={"PATH": f"{DVC.parent}:/usr/bin:/bin", "DVC_NO_ANALYTICS": "1", "HOME": str(repo)},
+    ).stdout  # fmt: skip
+    stale = set()
+    for stage, changes in json.loads(out or "{}").items():
+        for change in changes:
+            if not isinstance(change, dict):
+                continue
+            deps = change.get("changed deps", {})
+            if any(v in ("modified", "new") or isinstance(v, dict) for v in deps.values()):  # a dict: params
+                stale.add(stage.split(":")[-1])
+    return stale
+
+
+@pytest.mark.slow
+def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
+    _copy_tracked(tmp_path)
+    target = "experiments/structural/dvc.yaml"
+    assert _modified_deps(tmp_path, target) == set(), "an unchanged checkout must report every paper stage up to date"
+    with open(tmp_path / "biochunk/chunking/structural.py", "a") as f:
+        f.write("\n# an edit\n")
+    settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]
+    assert _modified_deps(tmp_path, target) == {f"chunk@{s}" for s in settings}
+    assert _modified_deps(tmp_path, "dvc.yaml") == {"chunk@embedded"}  # the default pipeline's chunk stage imports it too
+    with open(tmp_path / "biochunk/evaluation/reports/structural.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert "report" in _modified_deps(tmp_path, target)
+    assert _modified_deps(tmp_path, "dvc.yaml") == {"chunk@embedded"}, "a paper's report is no dependency of the default pipeline"
+
+
+def test_a_paper_params_file_is_checked_before_any_work(tmp_path):
+    good = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())
+    for mutate, needle in [
+        (lambda p: p["sample"].pop("ks"), "sample.ks: missing"),
+        (lambda p: p["sample"].update(max_queries=0), "sample.max_queries"),
+        (lambda p: p.update(extra={}), "extra: unknown section"),
+        (lambda p: p["settings"].update(bad="recursive"), "settings.bad: expected a mapping"),
+    ]:
+        p = yaml.safe_load(yaml.safe_dump(good))
+        mutate(p)
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(p))
+        with pytest.raises(UserError, match=needle.replace(".", r"\.")):
+            experiments.load(path)
+
+
+def test_the_default_pipelines_intervals_are_recomputed_from_its_per_input_counts():
+    from biochunk import params
+    from biochunk.evaluation.stats import bootstrap_ci
+    from biochunk.evaluation.triples import PARTS, micro
+
+    p = params.section("evaluate", ROOT / "params.yaml")
+    metrics = json.loads((ROOT / "metrics/embedded.json").read_text())
+    items = read_items(ROOT / "metrics/embedded-items.parquet")
+    for part in PARTS:
+        c = np.column_stack([items[f"{part}.{col}"] for col in ("tp", "predicted", "gold")])
+        assert len(c) == metrics["data"]["test_inputs"]
+        shown = metrics[part]
+        assert micro(c)["f1"] == pytest.approx(shown["f1"], abs=1e-12)
+        lo, hi = bootstrap_ci(c, lambda x: micro(x)["f1"], p.bootstrap, p.seed)
+        assert (lo, hi) == pytest.approx((shown["f1_ci_low"], shown["f1_ci_high"]), abs=1e-12), part
