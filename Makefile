@@ -64,13 +64,11 @@ test-fast: install-dev
 clean:
 	rm -rf $(VENV)
 
-# The chunk-selection ablation ladder: retrieval level on the converted data of DATASET
-# (minutes), then end to end as DVC experiments (one pipeline run per rung).
+# The hybrid chunking's ablation ladder at retrieval level on the converted data of DATASET
+# (minutes). End to end, one DVC experiment per rung: scripts/selection_ladder.sh (make paper-biomedrag).
 DATASET ?= embedded
-ABLATION_ARGS ?=
 ablation: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/ablation_retrieval.py --data data/interim/$(DATASET) --dataset $(DATASET)
-	PATH="$(abspath $(BIN)):$$PATH" scripts/ablation.sh $(ABLATION_ARGS)
 
 # How metrics and params moved: the Markdown the pull-request workflow posts.
 # make metrics-diff BASE=main   (workspace against main); TARGET=<rev or experiment> compares two.
@@ -125,13 +123,13 @@ compare: install
 # The five papers' experiments (issue 14), one command each; every command writes its tables
 # into docs/results/<paper>.md (paper vs this project vs direction, biochunk/evaluation/papers.py).
 # Sizes default to what two CPU cores finish; the *_ARGS / SENTENCES knobs scale them to the full
-# test sets on a GPU (README, docs/results/README.md). A dataset missing under data/interim is
-# downloaded from MIRROR (MIRROR=null: the public URLs) and converted first, by one rule.
+# test sets on a GPU (README, docs/results/README.md). The real datasets come from one DVC
+# pipeline, experiments/datasets (the download and convert stages; its params.yaml names the
+# mirror: download.mirror null fetches the public URLs), into data/papers/interim/<dataset>.
+# The ladders of paper-biomedrag run the default pipeline on GM-CIHT, with MIRROR as its download.mirror.
 MIRROR ?= ../shared/datasets
-data/interim/%/report.json:
-	mkdir -p build && sed 's|^  mirror: .*|  mirror: $(MIRROR)|' params.yaml > build/params-mirror.yaml
-	$(BIN)/python stages/download.py --dataset $* --out data/raw/$* --params build/params-mirror.yaml
-	$(BIN)/python stages/convert.py --dataset $* --raw data/raw/$* --out data/interim/$* --params build/params-mirror.yaml
+data/papers/interim/%/report.json: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/datasets/dvc.yaml:convert@$*
 
 # BioMedRAG / configurable semantic chunking: the ablations end to end, one DVC experiment per rung
 # (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy orderings at retrieval
@@ -142,11 +140,11 @@ ADE_SENTENCES ?= 100
 HIER_RUNGS := "+hierarchy (hybrid)" "hybrid, flat hierarchy" "hybrid, inverted hierarchy"
 paper-biomedrag: install
 	MIRROR=$(MIRROR) ADE_INPUTS=$(ADE_SENTENCES) PATH="$(abspath $(BIN)):$$PATH" scripts/selection_ladder.sh gm-ciht $(SENTENCES) paper
-	$(MAKE) data/interim/gm-ciht/report.json data/interim/ade/report.json
+	$(MAKE) data/papers/interim/gm-ciht/report.json data/papers/interim/ade/report.json
 	[ -f build/ladder/gm-ciht-hierarchy/per-sentence.json ] || $(BIN)/python benchmarks/ablation_retrieval.py \
-		--data data/interim/gm-ciht --dataset gm-ciht --k 2 --rungs $(HIER_RUNGS) --out build/ladder/gm-ciht-hierarchy/ablation.json \
+		--data data/papers/interim/gm-ciht --dataset gm-ciht --k 2 --rungs $(HIER_RUNGS) --out build/ladder/gm-ciht-hierarchy/ablation.json \
 		--per-sentence build/ladder/gm-ciht-hierarchy/per-sentence.json --plot build/ladder/gm-ciht-hierarchy/ablation.png
-	$(BIN)/python benchmarks/papers/biomedrag.py --data data/interim --ladder build/ladder
+	$(BIN)/python benchmarks/papers/biomedrag.py --data data/papers/interim --ladder build/ladder
 
 # Chunking for clinical decision support: retrieval P / R / F1 @ 5 per chunk setting on every
 # COVID-QA question, dense and BM25 (k1 1.2, b 0.75) (~2 h to embed once, then cached); on samples, as
@@ -155,15 +153,15 @@ paper-biomedrag: install
 # One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes: CLINICAL_ARGS="--proposition-articles 98
 # --header-articles 98 --answer-questions 1380 --set generate.model=<id> --set chunk.generator=<id>".
 CLINICAL_ARGS ?=
-paper-clinical: install data/interim/covidqa/report.json
-	OMP_NUM_THREADS=2 nice -n 10 $(BIN)/python benchmarks/papers/clinical.py --data data/interim/covidqa $(CLINICAL_ARGS)
+paper-clinical: install data/papers/interim/covidqa/report.json
+	OMP_NUM_THREADS=2 nice -n 10 $(BIN)/python benchmarks/papers/clinical.py --data data/papers/interim/covidqa $(CLINICAL_ARGS)
 
 # semchunk: the peers of requirements-bench.txt and our chunkers at 256 MiniLM tokens, top-1 dense
 # retrieval on COVID-QA (all 98 articles: ~1 h on 2 CPU cores; PAPER_SEMCHUNK_ARGS=--max-docs 30 for a quick run) and
 # BioASQ (all 2,307 questions: ~1 h; PAPER_SEMCHUNK_BIOASQ_ARGS=--max-questions 300 for a quick run).
 PAPER_SEMCHUNK_ARGS ?=
 PAPER_SEMCHUNK_BIOASQ_ARGS ?=
-paper-semchunk: install data/interim/covidqa/report.json data/interim/bioasq/report.json
+paper-semchunk: install data/papers/interim/covidqa/report.json data/papers/interim/bioasq/report.json
 	$(BIN)/pip install -q -r requirements-bench.txt
 	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset covidqa \
 		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
@@ -174,9 +172,9 @@ paper-semchunk: install data/interim/covidqa/report.json data/interim/bioasq/rep
 # first (train_reranker, the batches not held out) and only held-out 11B questions are answered;
 # --reranker minilm: the untrained head. GPU: PAPER_BIOASQ_ARGS="--max-questions 0 --set generate.model=<hub id>".
 PAPER_BIOASQ_ARGS ?= --max-questions 40 --context-words 300 --icl-examples 3
-paper-bioasq: install data/interim/bioasq/report.json
+paper-bioasq: install data/papers/interim/bioasq/report.json
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/bioasq.py \
-		--data data/interim/bioasq --mirror $(MIRROR) $(PAPER_BIOASQ_ARGS)
+		--data data/papers/interim/bioasq $(PAPER_BIOASQ_ARGS)
 
 # Structural chunking: a DVC pipeline (experiments/structural/dvc.yaml; SciFact from
 # experiments/datasets). Its sample is a param: -S experiments/structural/params.yaml:sample.max_documents=null

@@ -16,7 +16,7 @@ does, and reports, with 95% bootstrap intervals over test sentences:
 
 Embeddings are cached by chunk text across rungs (the fixed windows recur in every pool),
 so the ladder costs little more than one embedding pass over the distinct chunks. The
-end-to-end F1 of each rung needs the scorer and generator: run `make ablation`.
+end-to-end F1 of each rung needs the scorer and generator: `scripts/selection_ladder.sh`.
 Writes a JSON table and a PNG beside the paper's numbers (../shared/docs/references.md).
 """
 

@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
 from peers import Run, Spans, chonkie_recursive, langchain, semchunk_chunker  # benchmarks/peers.py
 
 from biochunk.chunking import build
@@ -40,6 +39,7 @@ from biochunk.chunking.recursive import RecursiveChunker
 from biochunk.datasets.convert import convert
 from biochunk.datasets.registry import get_spec
 from biochunk.embedding import SentenceEncoder
+from biochunk.io import DOCUMENTS, read_table
 from biochunk.params import defaults
 from biochunk.text.counting import count_chars
 from biochunk.text.segment import sentence_spans
@@ -57,7 +57,7 @@ def documents(mirror: Path, dataset: str) -> list[str]:
     spec = get_spec(dataset)
     with tempfile.TemporaryDirectory() as tmp:
         convert(spec, mirror / spec.mirror_dir, Path(tmp) / "out")
-        return pd.read_parquet(Path(tmp) / "out" / "documents.parquet")["text"].tolist()
+        return read_table(Path(tmp) / "out" / "documents.parquet", DOCUMENTS)["text"].tolist()
 
 
 # -- the chunkers -------------------------------------------------------------------------

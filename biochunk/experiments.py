@@ -40,17 +40,13 @@ class Setting:
     overrides: dict[str, Any] = field(default_factory=dict)
 
     def chunk_params(self, chunk: params.ChunkParams, retrieve_chunk: dict[str, Any]) -> params.ChunkParams | None:
-        """``retrieve.chunk`` over ``chunk``, this setting's overrides on top (validated, the method
-        too); ``None``: whole documents.
+        """``retrieve.chunk`` over ``chunk``, this setting's overrides on top, validated as any
+        ``chunk`` section is (the method too); ``None``: whole documents.
 
-        The chunker registry is imported here, not at the top: a stage that reads only the
-        sample (sample, search, evaluate) then does not depend on every chunker's code."""
-        from biochunk.chunking import NO_CHUNKING, methods
-
-        if self.method == NO_CHUNKING:
+        Nothing here imports a chunker: a stage that reads the settings but cuts nothing
+        (sample, evaluate, report) must not depend on every chunker's code."""
+        if self.method == params.NO_CHUNKING:
             return None
-        if self.method not in methods():
-            raise UserError(f"settings.{self.name}.method: unknown {self.method!r}; allowed: {NO_CHUNKING}, {', '.join(methods())}")
         # As RetrieveParams.chunk_params layers retrieve.chunk over chunk, then this setting's keys.
         values = {**dataclasses.asdict(chunk), **retrieve_chunk, "method": self.method, **self.overrides}
         return params.parse(params.ChunkParams, values, f"settings.{self.name}")

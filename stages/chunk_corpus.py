@@ -14,7 +14,7 @@ import pandas as pd
 from biochunk import cli, experiments, models, params, vectors
 from biochunk.chunking import NO_CHUNKING, Document, build, chunk_table, models_used
 from biochunk.chunking.sizing import make_counter
-from biochunk.embedding import MemoEncoder, SentenceEncoder
+from biochunk.embedding import MemoEncoder, SentenceEncoder, VectorLookup
 from biochunk.generation.rewrite import Rewriter
 from biochunk.errors import UserError
 from biochunk.io import CHUNKS, read_json, write_table
@@ -50,6 +50,10 @@ def main() -> None:
     models.require([(ep.model, "embed.model"), *(models_used(cp, ep.model) if cp else [])])
     docs = collection.load(args.data, "retrieval").docs
     encoder = MemoEncoder(SentenceEncoder(ep.model, ep.batch_size, ep.device))
+    if args.units is not None:
+        if read_json(args.units / "identity.json") != encoder.identity():
+            raise UserError(f"--units {args.units}: embedded by another encoder than embed.* names now; re-run embed_units")
+        encoder = VectorLookup(encoder, *vectors.read(args.units / "vectors.parquet", "unit"))
     if cp is None:
         chunks = whole_documents(docs, make_counter(base.counter, encoder))
     else:

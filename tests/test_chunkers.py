@@ -36,7 +36,7 @@ from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
 from biochunk.evaluation.chunking import cut_answers, gold_in_hits
 
-from biochunk.evaluation.chunking import cut_answers, overlaps, span_hits
+from biochunk.evaluation.chunking import chunk_pieces, cut_answers, judge, merge_pieces, overlaps, span_hits
 from biochunk.params import ChunkParams
 from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
@@ -938,6 +938,111 @@ def test_span_hits_precision_recall_f1_by_hand() -> None:
     assert (got.loc["q3", "retrieved"], got.loc["q3", "precision"], got.loc["q3", "recall"]) == (0, 0.0, 0.0)
     # Touching is not overlapping: [10, 20) and a chunk ending at 10.
     assert not overlaps([(0, 10)], 10, 20) and overlaps([(0, 11)], 10, 20)
+
+
+# -- one judgement of gold spans against chunk pieces (evaluation.chunking.judge) --------------
+
+PIECES = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 8)), min_size=1, max_size=4).map(
+    lambda xs: [(a, a + n) for a, n in xs]
+)
+GOLD = st.tuples(st.integers(0, 40), st.integers(0, 10)).map(lambda x: (x[0], x[0] + x[1]))
+
+
+def by_characters(pieces: list[tuple[int, int]], start: int, end: int) -> tuple[bool, bool]:
+    """judge's rule from its definition, on sets of character positions (empty spans: by position)."""
+    shown = set().union(*(range(a, b) for a, b in pieces))
+    gold = set(range(start, end))
+    whole = gold <= shown if gold else any(a <= start <= b for a, b in pieces)
+    empty_inside = any(start < a == b < end for a, b in pieces)  # an empty piece strictly inside the span
+    return whole, whole or bool(gold & shown) or empty_inside
+
+
+def span_chunk(doc_id: str, pieces: list[tuple[int, int]]) -> dict:
+    """A CHUNKS-like row: one piece plain, several as ``metadata["spans"]`` with the hull as start/end."""
+    meta = json.dumps({"spans": [list(p) for p in sorted(pieces)]}) if len(pieces) > 1 else "{}"
+    return {"doc_id": doc_id, "start": min(a for a, _ in pieces), "end": max(b for _, b in pieces), "metadata": meta}
+
+
+@given(PIECES, GOLD, st.randoms(use_true_random=False))
+def test_judge_is_the_character_set_rule(pieces, gold, rnd) -> None:
+    got = judge(pieces, *gold)
+    assert got == by_characters(pieces, *gold)
+    assert got[1] >= got[0]  # whole implies overlaps
+    # Only the characters count, not how the pieces are written down.
+    shuffled = rnd.sample(pieces, len(pieces))
+    assert judge(shuffled, *gold) == judge(merge_pieces(pieces), *gold) == got
+    assert overlaps(pieces, *gold) == got[1]
+    if len(pieces) == 1:  # one piece: the plain rule cut_answers and gold_in_hits always had
+        (a, b), (s, e) = pieces[0], gold
+        assert got == (a <= s and e <= b, (a < e and s < b) or (a <= s and e <= b))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("de"), PIECES), min_size=1, max_size=5),
+    st.lists(st.tuples(st.sampled_from("de"), GOLD), min_size=1, max_size=4),
+    st.data(),
+)
+def test_cut_answers_gold_in_hits_and_span_hits_apply_judge(chunk_specs, gold_specs, data) -> None:
+    """All three judge every (chunk, gold span) pair by ``judge`` on the chunk's pieces."""
+    import pandas as pd
+
+    chunks = pd.DataFrame([span_chunk(d, p) for d, p in chunk_specs])
+    pieces = chunk_pieces(chunks)
+    assert pieces == [sorted(p) for _, p in chunk_specs]  # the spans back, or the one piece
+    qids = [f"q{i}" for i in range(len(gold_specs))]
+    gold = pd.DataFrame(
+        [(q, d, s, e) for q, (d, (s, e)) in zip(qids, gold_specs)], columns=["question_id", "doc_id", "start", "end"]
+    )
+    docs = chunks["doc_id"].tolist()
+
+    def judged(j: int, d: str, s: int, e: int) -> tuple[bool, bool]:
+        return judge(pieces[j], s, e) if docs[j] == d else (False, False)
+
+    # cut_answers: an answer is whole when some chunk of its document holds it whole.
+    cut = sum(not any(judged(j, d, s, e)[0] for j in range(len(chunks))) for _, d, s, e in gold.itertuples(index=False))
+    assert cut_answers(chunks, gold[["doc_id", "start", "end"]])["cut_answers"] == cut
+
+    # Each question retrieves some of the chunks.
+    retrieved = [data.draw(st.lists(st.integers(0, len(chunks) - 1), max_size=3, unique=True)) for _ in qids]
+    hits = pd.DataFrame(
+        [{"question_id": q, **chunks.iloc[j].to_dict()} for q, js in zip(qids, retrieved) for j in js],
+        columns=["question_id", "doc_id", "start", "end", "metadata"],
+    )
+    got = gold_in_hits(hits, gold).set_index("question_id")
+    for q, js, (d, (s, e)) in zip(qids, retrieved, gold_specs):
+        want = [judged(j, d, s, e) for j in js]
+        assert got.loc[q].tolist() == [int(any(w for w, _ in want)), int(any(o for _, o in want))]
+
+    padded = np.array([js + [-1] * (3 - len(js)) for js in retrieved])
+    spans = span_hits(chunks, padded, qids, gold).set_index("question_id")
+    for q, js, (d, (s, e)) in zip(qids, retrieved, gold_specs):
+        tp = sum(judged(j, d, s, e)[1] for j in js)
+        assert (spans.loc[q, "retrieved"], spans.loc[q, "tp"]) == (len(js), tp)
+        assert spans.loc[q, "found"] == int(tp > 0)
+
+
+def test_judge_reads_the_pieces_of_a_whole_cluster() -> None:
+    """A chunk that joins pieces holds what its pieces show: not its hull, and not one piece only."""
+    import pandas as pd
+
+    text = (
+        "Aspirin inhibits platelets. Aspirin inhibits platelets strongly. Insulin lowers glucose. "
+        "Insulin lowers blood glucose. Aspirin inhibits platelets again."
+    )
+    whole = whole_clusters(chunk_table([Document("d", text)], ClusterChunker(n_clusters=2)))
+    a0 = text.index("Insulin lowers glucose")
+    gold = pd.DataFrame({"question_id": ["q"], "doc_id": ["d"], "start": [a0], "end": [a0 + 22]})
+    aspirin = whole.iloc[[0]].assign(question_id="q")  # hull: the whole text; pieces: the aspirin sentences
+    assert (aspirin["start"].iloc[0], aspirin["end"].iloc[0]) == (0, len(text))
+    assert gold_in_hits(aspirin, gold).iloc[0].tolist() == ["q", 0, 0]  # the hull would have said whole
+    assert gold_in_hits(aspirin.drop(columns="metadata"), gold).iloc[0].tolist() == ["q", 1, 1]  # the hull's judgement
+    assert gold_in_hits(whole.iloc[[1]].assign(question_id="q"), gold).iloc[0].tolist() == ["q", 1, 1]
+    assert cut_answers(whole.iloc[[0]], gold)["cut_answers"] == 1 and cut_answers(whole, gold)["cut_answers"] == 0
+    # Across a gap between two pieces: overlapped, not whole. Across two touching pieces: whole.
+    assert judge([(0, 10), (20, 30)], 5, 25) == (False, True)
+    assert judge([(0, 10), (20, 30)], 12, 18) == (False, False)  # inside the hull, in no piece
+    assert judge([(0, 5), (5, 10)], 3, 7) == judge([(0, 10)], 3, 7) == (True, True)
 
 
 @pytest.mark.parametrize("raw,message", [

@@ -34,10 +34,6 @@ FUNCTION_LEVEL_BIOCHUNK = {
         "the converter registry loads the benchmarks' converters when convert runs: their "
         "@converter runs when they are imported, and they import convert for it"
     ),
-    ("biochunk/experiments.py", "biochunk.chunking"): (
-        "a paper's sample, search and evaluate stages read its params file but cut nothing: "
-        "importing the chunker registry there would make every chunker's code their DVC dependency"
-    ),
     ("biochunk/partitions.py", "biochunk.generation.rewrite"): (
         "the rewriter imports torch (generation.generator): a chunking worker whose method never "
         "rewrites text must not load it (~200 MB, see compute._pin_torch_threads)"

@@ -94,7 +94,9 @@ def test_inputs_named_in_the_command_are_dependencies(name):
 
 @pytest.fixture(scope="module")
 def lock() -> dict:
-    return yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+    """Every pipeline's lock: the default one and each paper's (experiments/<paper>/dvc.lock)."""
+    locks = [ROOT / "dvc.lock", *sorted(ROOT.glob("experiments/*/dvc.lock"))]
+    return {f"{p.parent.name}:{k}": v for p in locks for k, v in yaml.safe_load(p.read_text())["stages"].items()}
 
 
 def test_lock_directory_deps_hold_exactly_the_files_git_tracks(lock):

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 def _args(**kw):
     base = {
         "params": ROOT / "params.yaml", "max_questions": 40, "context_words": 300, "n_examples": 1, "reranker": "minilm",
-        "mirror": "../shared/datasets", "set": [], "icl_examples": 3, "out": ROOT / "build" / "paper-bioasq",
+        "set": [], "icl_examples": 3, "out": ROOT / "build" / "paper-bioasq",
     }  # fmt: skip
     return argparse.Namespace(**{**base, **kw})
 
@@ -35,7 +35,7 @@ def test_run_params_give_table_1_and_2_arms(tmp_path):
         and settings["reshaped:ce-10x15"].top_m == 10
         and settings["reshaped:ce-10x15"].keep == 15
     )
-    assert loaded["qa"].max_questions == 40 and params.load(pf)["download"].mirror == "../shared/datasets"
+    assert loaded["qa"].max_questions == 40
     assert run_params(_args(max_questions=0))["qa"]["max_questions"] is None  # 0: every held-out question
     with pytest.raises(UserError, match="--set nope"):
         run_params(_args(set=["nope"]))

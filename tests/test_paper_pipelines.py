@@ -123,3 +123,65 @@ def test_the_default_pipelines_intervals_are_recomputed_from_its_per_input_count
         assert micro(c)["f1"] == pytest.approx(shown["f1"], abs=1e-12)
         lo, hi = bootstrap_ci(c, lambda x: micro(x)["f1"], p.bootstrap, p.seed)
         assert (lo, hi) == pytest.approx((shown["f1_ci_low"], shown["f1_ci_high"]), abs=1e-12), part
+
+
+def _run(stage: str, *args: str) -> None:
+    r = subprocess.run([sys.executable, str(ROOT / "stages" / stage), *args], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, f"{stage}: {r.stderr[-2000:]}"
+
+
+@pytest.mark.slow
+def test_the_structural_stages_end_to_end_on_a_small_collection(tmp_path):
+    """sample -> embed_units -> chunk -> embed -> search -> evaluate -> report on a made-up
+    BEIR folder: the settings reach the chunks, and the page's intervals are the items'."""
+    import pandas as pd
+
+    from biochunk.retrieval import collection
+
+    topics = {
+        "heart": "Cardiac output falls in heart failure. Diuretics relieve congestion. Beta blockers lower mortality.",
+        "lung": "Asthma narrows the airways. Inhaled steroids reduce inflammation. Bronchodilators relax smooth muscle.",
+        "liver": "Cirrhosis scars the liver. Alcohol is a common cause. Portal hypertension leads to varices.",
+        "kidney": "Chronic kidney disease lowers filtration. Proteinuria predicts progression. Dialysis replaces function.",
+    }
+    docs = {f"{t}{i}": f"{t.title()} study {i}. " + (text + " ") * (1 + i) for t, text in topics.items() for i in range(3)}
+    queries = pd.DataFrame({"query_id": [f"q{t}" for t in topics], "text": [f"treatment of {t} disease" for t in topics]})
+    qrels = {f"q{t}": {f"{t}0": 1, f"{t}1": 1} for t in topics}
+    coll = collection.Collection(pd.DataFrame({"doc_id": list(docs), "text": list(docs.values())}), queries, qrels, {}, qrels)
+    data = tmp_path / "beir"
+    data.mkdir()
+    collection.write(coll, data)
+    paper = tmp_path / "params.yaml"
+    paper.write_text(yaml.safe_dump({
+        "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [1, 3], "bootstrap": 50},
+        "settings": {
+            "structural-project": {"method": "structural"},
+            "recursive": {"method": "recursive", "chunk_size": 120, "chunk_overlap": 0},
+            "none": {"method": "none"},
+        },
+    }))  # fmt: skip
+    w = tmp_path / "work"
+    _run("sample.py", "--data", str(data), "--paper", str(paper), "--out", str(w / "sample"))
+    _run("embed_units.py", "--data", str(w / "sample"), "--out", str(w / "units"))
+    counts = {}
+    for s in ("structural-project", "recursive", "none"):
+        chunks = w / "chunks" / f"{s}.parquet"
+        _run("chunk_corpus.py", "--data", str(w / "sample"), "--paper", str(paper), "--units", str(w / "units"), "--setting", s, "--out", str(chunks))
+        _run("embed.py", "--chunks", str(chunks), "--out", str(w / "embed" / s))
+        _run("search.py", "--data", str(w / "sample"), "--chunks", str(chunks), "--embeddings", str(w / "embed" / s), "--k", "3",
+             "--out", str(w / "hits" / f"{s}.parquet"))  # fmt: skip
+        _run("evaluate_retrieval.py", "--data", str(w / "sample"), "--chunks", str(chunks), "--hits", str(w / "hits" / f"{s}.parquet"),
+             "--paper", str(paper), "--scores", str(w / "scores" / f"{s}.parquet"), "--sizes", str(w / "sizes" / s / "sizes.parquet"),
+             "--metrics", str(w / "scores" / f"{s}.json"))  # fmt: skip
+        counts[s] = json.loads((w / "scores" / f"{s}.json").read_text())["chunks"]
+    assert counts["none"] == len(docs) and counts["recursive"] > counts["none"], counts
+    results = tmp_path / "results"
+    _run("report.py", "--paper", "structural", "--paper-params", str(paper), "--sample", str(w / "sample" / "sample.json"),
+         "--scores", str(w / "scores"), "--evaluated", str(w / "sizes"), "--results", str(results))  # fmt: skip
+    page = (results / "structural.md").read_text()
+    assert all(f"| {s} (" in page for s in ("structural-project", "recursive", "none")), page
+    table = json.loads((results / "data" / "structural-scifact-chunk-retrieval.json").read_text())
+    f1 = read_items(w / "scores" / "recursive.parquet")["f1@3"]
+    row = next(r for r in table["rows"] if r["label"] == "recursive")
+    assert row["ours"]["f1@3"]["value"] == pytest.approx(f1.mean())
+    assert (results / "structural-sizes.png").stat().st_size > 0

@@ -1,7 +1,7 @@
 """Context reshaping for BioASQ (paper key bioasq-reshaping): Tables 1, 2 and 5 and the t-test.
 
-When ``--data`` holds no converted BioASQ, the download and convert stages fetch it first
-(``--mirror``: a folder laid out like ../shared/datasets, or null for the public URLs).
+BioASQ comes converted from the datasets pipeline (``dvc repro
+experiments/datasets/dvc.yaml``; ``make paper-bioasq`` runs it).
 
 One QA run through the pipeline's own stages (qa_context -> generate_qa -> evaluate_qa) with
 a temporary params file, so every arm answers the same questions and generation is shared:
@@ -22,7 +22,7 @@ only held-out questions (``qa.question_splits``), so no answered question was tr
 Sizes are arguments: ``--max-questions 40`` fits two CPU cores; ``--max-questions 0`` (all
 held-out questions) with ``--set generate.model=<hub id>`` is the GPU run.
 
-    python benchmarks/papers/bioasq.py --data data/interim/bioasq --out build/paper-bioasq
+    python benchmarks/papers/bioasq.py --data data/papers/interim/bioasq --out build/paper-bioasq
     python benchmarks/papers/bioasq.py --out build/paper-bioasq --publish-only   # tables again
 """
 
@@ -81,7 +81,6 @@ def run_params(args: argparse.Namespace) -> dict:
         n_examples=args.n_examples,
     )
     p["corpus"]["bioasq_unit"] = "record"
-    p["download"]["mirror"] = None if args.mirror in ("", "null") else args.mirror
     if args.reranker == TRAINED:
         # The reranker trains on every batch but these; only these are answered.
         p["qa"]["question_splits"] = list(p["retrieve"]["qa_test_splits"])
@@ -93,10 +92,6 @@ def run_params(args: argparse.Namespace) -> dict:
 
 
 def run_qa(args: argparse.Namespace, params_file: Path, out: Path) -> float:
-    fetch = [] if (args.data / "questions.parquet").is_file() else [
-        ["download.py", "--dataset", "bioasq", "--out", str(args.raw)],
-        ["convert.py", "--dataset", "bioasq", "--raw", str(args.raw), "--out", str(args.data)],
-    ]  # fmt: skip
     # Trained by the main run (again on every run: the params may have changed); the ICL run
     # (out: args.out / "icl") reuses it.
     reranker = args.out / "reranker"
@@ -105,7 +100,7 @@ def run_qa(args: argparse.Namespace, params_file: Path, out: Path) -> float:
         if args.reranker == TRAINED and (out == args.out or not (reranker / "report.json").is_file())
         else []
     )
-    steps = fetch + train + [
+    steps = train + [
         ["qa_context.py", "--dataset", "bioasq", "--data", str(args.data), "--out", str(out / "qa")],
         ["generate_qa.py", "--qa", str(out / "qa"), "--out", str(out / "answers")],
         [
@@ -331,9 +326,7 @@ def _contexts(answers: pd.DataFrame, arm: str) -> pd.Series:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=Path("data/interim/bioasq"), help="converted BioASQ folder")
-    ap.add_argument("--raw", type=Path, default=Path("data/raw/bioasq"), help="download folder when --data is missing")
-    ap.add_argument("--mirror", default="../shared/datasets", help="download.mirror when --data is missing (null: public URLs)")
+    ap.add_argument("--data", type=Path, default=Path("data/papers/interim/bioasq"), help="converted BioASQ folder")
     ap.add_argument("--out", type=Path, default=Path("build/paper-bioasq"), help="run folder (stage outputs, params.yaml)")
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml", help="the params the run starts from")
     ap.add_argument("--max-questions", type=int, default=40, help="seeded sample of held-out questions (0: all)")
@@ -352,6 +345,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.max_questions < 0:
         raise UserError(f"--max-questions must be >= 0 (0: all), got {args.max_questions}")
+    if not args.publish_only and not (args.data / "questions.parquet").is_file():
+        raise UserError(f"--data {args.data}: no converted BioASQ; run `dvc repro experiments/datasets/dvc.yaml:convert@bioasq` first")
     wall_file = args.out / "wall_s.json"
     if args.publish_only:
         if not wall_file.is_file():

@@ -1,6 +1,6 @@
 """The configurable-semantic-chunking paper on BioMedRAG: its ablations, paper vs project.
 
-    python benchmarks/papers/biomedrag.py --data data/interim --ladder build/ladder \\
+    python benchmarks/papers/biomedrag.py --data data/papers/interim --ladder build/ladder \\
         [--dataset gm-ciht] [--results docs/results]
 
 (``make paper-biomedrag`` first runs the rungs, one DVC experiment each, through
@@ -327,7 +327,7 @@ def other_table(e2e: Path) -> PaperTable | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=Path("data/interim"), help="converted datasets: <data>/<dataset>/test.parquet")
+    ap.add_argument("--data", type=Path, default=Path("data/papers/interim"), help="converted datasets: <data>/<dataset>/test.parquet")
     ap.add_argument(
         "--ladder", type=Path, default=Path("build/ladder"), help="rung predictions: <ladder>/<dataset>/<rung>.parquet"
     )

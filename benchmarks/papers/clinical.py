@@ -1,6 +1,6 @@
 """The clinical decision-support chunking study, reproduced on COVID-QA: retrieval P / R / F1 @ k.
 
-    python benchmarks/papers/clinical.py --data data/interim/covidqa [--settings fixed,cluster,...]
+    python benchmarks/papers/clinical.py --data data/papers/interim/covidqa [--settings fixed,cluster,...]
         [--retrievers dense,bm25] [--max-questions N] [--cache data/cache/embeddings]
 
 (``make paper-clinical`` downloads and converts COVID-QA first when it is missing.) Every

@@ -1,6 +1,6 @@
 """semchunk's comparison, on COVID-QA: does the top-1 chunk at 256 MiniLM tokens hold the gold answer?
 
-    python benchmarks/papers/semchunk_retrieval.py --data data/interim/covidqa [--max-questions N]
+    python benchmarks/papers/semchunk_retrieval.py --data data/papers/interim/covidqa [--max-questions N]
         [--methods semchunk,langchain,...] [--cache-dir data/cache/embeddings] [--results docs/results]
 
 Every chunker cuts the COVID-QA articles at 256 all-MiniLM-L6-v2 tokens (each counts with the
@@ -169,7 +169,7 @@ def top1_scores(chunks: pd.DataFrame, encoder, qvecs: np.ndarray, questions: pd.
     hit = chunks.reset_index(drop=True).iloc[pos[ok]]
     hits = pd.DataFrame(
         {"question_id": questions["id"].to_numpy()[ok], "doc_id": hit["doc_id"].to_numpy(),
-         "start": hit["start"].to_numpy(), "end": hit["end"].to_numpy()}
+         "start": hit["start"].to_numpy(), "end": hit["end"].to_numpy(), "metadata": hit["metadata"].to_numpy()}
     )  # fmt: skip
     judged = gold_in_hits(hits, gold).set_index("question_id")
     return judged.reindex(questions["id"]).fillna(0).astype(int)
@@ -247,7 +247,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", choices=DATASETS, default="covidqa")
-    ap.add_argument("--data", type=Path, default=None, help="the converted dataset (default: data/interim/<dataset>)")
+    ap.add_argument("--data", type=Path, default=None, help="the converted dataset (default: data/papers/interim/<dataset>)")
     ap.add_argument("--max-questions", type=int, default=None, help="a seeded sample of the questions (default: all)")
     ap.add_argument("--max-docs", type=int, default=None, help="the first n articles and their questions (default: all)")
     ap.add_argument("--seed", type=int, default=42)
@@ -258,7 +258,7 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=Path("docs/results"))
     ap.add_argument("--command", default="make paper-semchunk", help="the command recorded in the table")
     args = ap.parse_args()
-    args.data = args.data or Path("data/interim") / args.dataset
+    args.data = args.data or Path("data/papers/interim") / args.dataset
     methods = parse_methods(args.methods)
     if args.budget < 1:
         raise UserError(f"--budget must be >= 1, got {args.budget}")

@@ -347,16 +347,13 @@ def answer_hits(hits: dict[str, list], chunks: pd.DataFrame | None, answers: pd.
     judgement is ``evaluation.gold_in_hits`` (the semchunk comparison's). ``chunks`` None: each
     document is one chunk (``none``), its id the document id.
     """
-    span = (
-        {}
-        if chunks is None
-        else {c: (d, s, e) for c, d, s, e in chunks[["chunk_id", "doc_id", "start", "end"]].itertuples(index=False)}
-    )
+    cols = ["chunk_id", "doc_id", "start", "end", "metadata"]  # metadata: a joined chunk's pieces
+    span = {} if chunks is None else {c: tuple(r) for c, *r in chunks.reindex(columns=cols).itertuples(index=False)}
     gold = answers[["question_id", "doc_id", "start", "end"]]
     out = {}
     for k in (1, ANSWER_DEPTH):
-        rows = [(q, *span.get(c, (c, 0, math.inf))) for q, hs in hits.items() for c, _ in hs[:k]]
-        top = pd.DataFrame(rows, columns=["question_id", "doc_id", "start", "end"])
+        rows = [(q, *span.get(c, (c, 0, math.inf, None))) for q, hs in hits.items() for c, _ in hs[:k]]
+        top = pd.DataFrame(rows, columns=["question_id", *cols[1:]])
         judged = evaluation.gold_in_hits(top, gold)
         out[f"answer@{k}"] = float(judged["whole"].mean()) if len(judged) else float("nan")
     return out

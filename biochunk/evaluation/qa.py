@@ -50,7 +50,16 @@ def score_answers(
 def context_holds(context: str, references: list[str]) -> bool:
     """Whether the question's context, as the model read it (QA_ANSWERS ``context``), holds
     a reference whole, whitespace and case aside: for extractive answers (COVID-QA), whether
-    the chunks within the word budget carried the answer, or cut it."""
+    the chunks within the word budget carried the answer, or cut it.
+
+    A judgement of text, not of offsets, hence not ``evaluation.chunking.judge`` (the rule for
+    gold spans against chunk spans): what the model read is the context's passages, numbered,
+    in rank order and cut at the word budget (``generation.qa.assemble_context``), some of them
+    reshaped or gold sentences drawn from several documents, so no offsets describe it. The two
+    differ both ways: a reference counts here wherever its words appear (a phrase repeated away
+    from the gold span, or in another document), and not where the budget cut it off although
+    a retrieved chunk held the gold span whole.
+    """
     flat = " ".join(context.split()).lower()
     return any(" ".join(r.split()).lower() in flat for r in references if r.strip())
 
