@@ -18,7 +18,7 @@ PAPER = ROOT / "experiments" / "structural" / "params.yaml"
         ("chunk_corpus.py", ["--data", "{tmp}", "--paper", str(PAPER), "--setting", "semantic"], "--setting semantic: not in"),
         ("sample.py", ["--data", "nowhere", "--paper", str(PAPER)], "--data nowhere: no corpus.parquet"),
         ("sample.py", ["--data", "{tmp}", "--paper", "missing.yaml"], "missing.yaml: no such paper params file"),
-        ("search.py", ["--data", "{tmp}", "--chunks", "c", "--embeddings", "e", "--k", "0"], "--k 0: keep at least one"),
+        ("search.py", ["--data", "{tmp}", "--chunks", "c", "--embeddings", "e", "--paper", "missing.yaml"], "missing.yaml: no such paper params"),
     ],
 )
 def test_bad_arguments_end_in_one_error_line(tmp_path, stage, args, needle) -> None:
