@@ -77,7 +77,7 @@ def main() -> None:
     contexts = None
     if task == "qa":
         _, run = experiment.base_run(res, "hybrid" if any(k[0] == "hybrid" for k in res.runs) else "bm25")
-        qs = experiment.sample(list(coll.test_qrels), rp.reshape_questions, rp.seed)
+        qs = collection.seeded_sample(list(coll.test_qrels), rp.reshape_questions, rp.seed)
         if trained is not None:
             score = lambda q, t: crossencoder.predict(trained, [(q, x) for x in t])  # noqa: E731
         else:

@@ -370,7 +370,7 @@ def _samples(
     seed: int,
 ) -> list[dict[str, Any]]:
     coll = corpus.coll
-    qids = experiment.sample(list(coll.qrels), n, seed)
+    qids = collection.seeded_sample(list(coll.qrels), n, seed)
     question = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     answer = (
         {}

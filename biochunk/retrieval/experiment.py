@@ -10,7 +10,6 @@ module only ranks, the evaluation layer scores the runs (``evaluation.retrieval.
 from __future__ import annotations
 
 import logging
-import random
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -237,9 +236,3 @@ def _snippets(coll: Collection, doc_ids: Sequence[str]) -> list[str]:
     # QA documents are deduplicated snippet texts: list every snippet id behind each.
     return [s for d in doc_ids for s in coll.sources.get(d, [d])]
 
-
-def sample(ids: Sequence[str], n: int | None, seed: int) -> list[str]:
-    ids = sorted(ids)
-    if n is None or n >= len(ids):
-        return ids
-    return sorted(random.Random(seed).sample(ids, n))
