@@ -156,17 +156,13 @@ CLINICAL_ARGS ?=
 paper-clinical: install data/papers/interim/covidqa/report.json
 	OMP_NUM_THREADS=2 nice -n 10 $(BIN)/python benchmarks/papers/clinical.py --data data/papers/interim/covidqa $(CLINICAL_ARGS)
 
-# semchunk: the peers of requirements-bench.txt and our chunkers at 256 MiniLM tokens, top-1 dense
-# retrieval on COVID-QA (all 98 articles: ~1 h on 2 CPU cores; PAPER_SEMCHUNK_ARGS=--max-docs 30 for a quick run) and
-# BioASQ (all 2,307 questions: ~1 h; PAPER_SEMCHUNK_BIOASQ_ARGS=--max-questions 300 for a quick run).
-PAPER_SEMCHUNK_ARGS ?=
-PAPER_SEMCHUNK_BIOASQ_ARGS ?=
-paper-semchunk: install data/papers/interim/covidqa/report.json data/papers/interim/bioasq/report.json
+# semchunk: a DVC pipeline (experiments/semchunk/dvc.yaml; COVID-QA and BioASQ from
+# experiments/datasets): the peers of requirements-bench.txt and our chunkers at 256 MiniLM
+# tokens, top-1 dense. Sizes are params: -S experiments/semchunk/params.yaml:samples.bioasq.max_queries=300
+# through `dvc exp run experiments/semchunk/dvc.yaml` for a quick run.
+paper-semchunk: install
 	$(BIN)/pip install -q -r requirements-bench.txt
-	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset covidqa \
-		--command "make paper-semchunk PAPER_SEMCHUNK_ARGS='$(PAPER_SEMCHUNK_ARGS)'" $(PAPER_SEMCHUNK_ARGS)
-	nice -n 10 $(BIN)/python benchmarks/papers/semchunk_retrieval.py --dataset bioasq \
-		--command "make paper-semchunk PAPER_SEMCHUNK_BIOASQ_ARGS='$(PAPER_SEMCHUNK_BIOASQ_ARGS)'" $(PAPER_SEMCHUNK_BIOASQ_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/semchunk/dvc.yaml
 
 # Context reshaping for BioASQ: Tables 1, 2, 5, ICL and the t-test. The cross-encoder is trained
 # first (train_reranker, the batches not held out) and only held-out 11B questions are answered;

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from peers import Run, Spans, chonkie_recursive, langchain, semchunk_chunker  # benchmarks/peers.py
+from biochunk.chunking.peers import Run, Spans, chonkie_recursive, langchain, semchunk_chunker
 
 from biochunk.chunking import build
 from biochunk.chunking.adaptive import UNITS

@@ -595,3 +595,9 @@ CHUNK_HITS = pa.schema(
 # paper's measures share one schema. Every interval and paired difference a results page
 # shows is recomputed from these (``evaluation.papers``), in ``item_id`` order.
 ITEM_SCORES = pa.schema([("item_id", pa.string()), ("metric", pa.string()), ("value", pa.float64())])
+# Where each question's answer lies (a paper pipeline's sample of a QA dataset): character
+# offsets into the document's text; a question may have several spans (BioASQ: the sentences
+# of its gold snippets).
+GOLD_SPANS = pa.schema(
+    [("question_id", pa.string()), ("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())]
+)

@@ -273,7 +273,14 @@ def stage_spec(name: str) -> dict:
 def module_deps(name: str) -> list[str]:
     """The fewest dep entries that cover the stage's closure exactly: a folder when the
     stage reads every module in it, else the files."""
-    closure = {f for f in closure_of(script_of(stage_spec(name)["cmd"])) if not trivial(f)}
+    cmd = stage_spec(name)["cmd"]
+    closure = set(closure_of(script_of(cmd)))
+    # The report stage imports the named paper's table builder by name (stages/report.py), so
+    # each paper's report depends on its own builder, not on every paper's.
+    if script_of(cmd).name == "report.py" and (m := re.search(r"--paper\s+([a-z_]+)", cmd)):
+        builder = ROOT / "biochunk" / "evaluation" / "reports" / f"{m.group(1)}.py"
+        closure |= {builder, *closure_of(builder)}
+    closure = {f for f in closure if not trivial(f)}
     out: set[str] = set()
     for f in sorted(closure):
         rel = f.relative_to(ROOT)

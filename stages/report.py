@@ -5,24 +5,29 @@ builds the paper's tables (``evaluation.reports.<paper>``) and writes them betwe
 markers in the results page (the prose around them is kept) and as JSON beside it.
 """
 
+import importlib
 import logging
 from pathlib import Path
 
 from biochunk import cli, experiments, params
 from biochunk.evaluation.papers import publish
-from biochunk.evaluation.reports import structural
 from biochunk.io import read_json
 
 log = logging.getLogger("report")
 
-REPORTS = {"structural": structural}
+# Imported by name, so each paper's report stage depends on its own table builder only
+# (scripts/stage_deps.py adds biochunk/evaluation/reports/<paper>.py to its deps).
+REPORTS = ("semchunk", "structural")
 
 
 def main() -> None:
     ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--paper", required=True, choices=sorted(REPORTS))
     ap.add_argument("--paper-params", required=True, type=Path, help="experiments/<paper>/params.yaml")
-    ap.add_argument("--sample", required=True, type=Path, help="the sample stage's sample.json")
+    ap.add_argument(
+        "--sample", required=True, type=Path,
+        help="the sample stage's sample.json; a paper with several samples: the folder of <name>/sample/sample.json",
+    )  # fmt: skip
     ap.add_argument("--scores", required=True, type=Path, help="folder of per-item scores, <setting>.parquet")
     ap.add_argument("--evaluated", required=True, type=Path, help="folder of the evaluate stages' outputs, <setting>/")
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
@@ -33,9 +38,13 @@ def main() -> None:
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
     chunk_params = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
-    module = REPORTS[args.paper]
+    module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
     plot = args.results / f"{args.paper}-sizes.png"
-    for table in module.tables(paper, chunk_params, args.scores, args.evaluated, read_json(args.sample), ep.model, plot):
+    if args.sample.is_dir():
+        sample = {n: read_json(args.sample / n / "sample" / "sample.json") for n in paper.samples}
+    else:
+        sample = read_json(args.sample)
+    for table in module.tables(paper, chunk_params, args.scores, args.evaluated, sample, ep.model, plot):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

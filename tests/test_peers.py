@@ -1,8 +1,8 @@
-"""benchmarks/peers.py: a peer's reported offsets are checked against the text and repaired."""
+"""biochunk/chunking/peers.py: a peer's reported offsets are checked against the text and repaired."""
 
 from __future__ import annotations
 
-from benchmarks.peers import locate
+from biochunk.chunking.peers import locate
 
 
 def test_locate_keeps_exact_repairs_shifted_and_drops_unfound() -> None:

@@ -10,6 +10,10 @@ Two layouts reach retrieval:
   stages use too): one per PubMed record, or one per distinct snippet text (``s<n>``). A
   question's relevant documents hold its own gold snippets; ``sources`` maps a document
   back to every snippet id behind it.
+
+A paper that judges retrieved chunks against where the answer lies (``spans``) reads a QA
+dataset as a collection together with its gold spans: COVID-QA's answer spans in the 98
+articles, or BioASQ's gold snippet sentences located in their PubMed records.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from biochunk.datasets import qa
 from biochunk.datasets.qa import bioasq_corpus
 from biochunk.errors import UserError
-from biochunk.io import CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, read_table, write_table
+from biochunk.io import CORPUS, GOLD_SPANS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, read_table, write_table
+from biochunk.text.segment import sentence_spans
 
 Qrels = dict[str, dict[str, int]]  # query id -> {doc id: relevance}
 
@@ -116,10 +122,64 @@ def subset(coll: Collection, max_queries: int | None, max_documents: int | None,
     return Collection(docs, queries, qrels, {}, qrels, coll.sources)
 
 
-def write(coll: Collection, out: Path) -> None:
+def spans(dataset: str, data: Path) -> tuple[Collection, pd.DataFrame, dict[str, int]]:
+    """A QA dataset as a collection judged by where its answers lie, with those gold spans
+    (GOLD_SPANS) and the count of what was left out.
+
+    - ``covidqa``: the 98 articles; each question's answer span (``qa.load``).
+    - ``bioasq``: the PubMed records of the gold snippets (``bioasq_corpus``, record unit);
+      every sentence of every gold snippet found in its record is a gold span (the snippet
+      cut by the project's sentence splitter), so "the chunk holds a gold span" means it holds
+      one sentence of the evidence whole. Every question with a located snippet is kept.
+
+    A document is relevant to a question when it holds one of its spans (``qrels``).
+    """
+    if dataset == "covidqa":
+        d = qa.load("covidqa", data, seed=0)  # the seed splits off in-context examples: unused here
+        docs = d.corpus[["doc_id", "text"]]
+        queries = pd.DataFrame({"query_id": d.items["id"].astype(str), "text": d.items["question"].astype(str)})
+        gold, dropped = d.gold, dict(d.dropped)
+    elif dataset == "bioasq":
+        snippets = read_table(data / "snippets.parquet", QA_SNIPPETS)
+        questions = read_table(data / "questions.parquet", QA_QUESTIONS)
+        corpus = bioasq_corpus(snippets, "record")
+        docs = corpus.docs
+        text = dict(zip(docs["doc_id"], docs["text"]))
+        placed = corpus.gold[corpus.gold["start"] >= 0]
+        rows = [
+            (q, d, a, b)
+            for q, d, s, e in zip(placed["question_id"], placed["doc_id"], placed["start"], placed["end"])
+            for a, b in sentence_spans(text[d], int(s), int(e))
+        ]
+        gold = pd.DataFrame(rows, columns=GOLD_SPANS.names).drop_duplicates()
+        queries = pd.DataFrame({"query_id": questions["id"].astype(str), "text": questions["body"].astype(str)})
+        dropped = {"gold snippets not found in their record": corpus.unplaced}
+    else:
+        raise UserError(f"sample.dataset: {dataset!r} has no gold answer spans; allowed: covidqa, bioasq (or a retrieval dataset)")
+    asked = set(gold["question_id"].astype(str))
+    dropped["questions without a located gold span"] = int((~queries["query_id"].isin(asked)).sum())
+    queries = queries[queries["query_id"].isin(asked)].assign(split="test").reset_index(drop=True)
+    qrels: Qrels = {}
+    for q, d in zip(gold["question_id"].astype(str), gold["doc_id"].astype(str)):
+        qrels.setdefault(q, {})[d] = 1
+    gold = gold.astype({"question_id": str, "doc_id": str, "start": "int64", "end": "int64"})[GOLD_SPANS.names]
+    return Collection(docs.reset_index(drop=True), queries, qrels, {}, qrels), gold.reset_index(drop=True), dropped
+
+
+def read_gold(data: Path) -> pd.DataFrame | None:
+    """The gold spans of a sampled folder (``write(..., gold=)``), or None when it is judged by documents."""
+    path = data / "gold.parquet"
+    return read_table(path, GOLD_SPANS) if path.is_file() else None
+
+
+def write(coll: Collection, out: Path, gold: pd.DataFrame | None = None) -> None:
     """``coll``'s evaluation part as a converted retrieval folder (CORPUS, QUERIES, QRELS of
     split ``test``) that ``load(out, "retrieval")`` reads back unchanged: a document's text is
-    already title + text, so its title is empty."""
+    already title + text, so its title is empty. ``gold``: the gold spans of its queries
+    (GOLD_SPANS, ``gold.parquet``; ``read_gold``)."""
+    if gold is not None:
+        keep = gold["question_id"].isin(set(coll.qrels)) & gold["doc_id"].isin(set(coll.docs["doc_id"]))
+        write_table(gold[keep].reset_index(drop=True), out / "gold.parquet", GOLD_SPANS)
     write_table(pd.DataFrame({"doc_id": coll.docs["doc_id"], "title": "", "text": coll.docs["text"]}), out / "corpus.parquet", CORPUS)
     write_table(coll.queries[["query_id", "text"]], out / "queries.parquet", QUERIES)
     rows = [(q, d, r, "test") for q, docs in coll.qrels.items() for d, r in docs.items()]
