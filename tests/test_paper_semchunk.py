@@ -186,8 +186,8 @@ def test_the_semchunk_stages_end_to_end_on_a_small_covidqa(tmp_path):
     assert set(fixed) == {f"{m}@{k}" for m in ("holds", "overlaps", "p", "recall", "f1") for k in (1, 2)}
     assert np.all(fixed["holds@1"] <= fixed["overlaps@1"]) and fixed["holds@1"].mean() > 0  # whole articles hold their answer
     results = tmp_path / "results"
-    _run("report.py", "--paper", "semchunk", "--paper-params", str(paper), "--sample", str(tmp_path / "work"),
-         "--scores", str(scores), "--evaluated", str(tmp_path / "work"), "--results", str(results))  # fmt: skip
+    _run("report.py", "--paper", "semchunk", "--paper-params", str(paper), "--sample", str(w / "sample" / "sample.json"),
+         "--scores", str(scores), "--evaluated", str(w / "sizes"), "--results", str(results))  # fmt: skip
     table = json.loads((results / "data" / "semchunk-retrieval-covidqa.json").read_text())
     row = next(r for r in table["rows"] if r["label"].startswith("ours-fixed"))
     assert row["ours"]["top-1 holds answer"]["value"] == pytest.approx(fixed["holds@1"].mean())

@@ -50,11 +50,12 @@ def label(name: str, setting: Any, chunk_params: Any) -> str:
 
 
 def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir: Path, sample: dict, embed_model: str) -> PaperTable:
+    """The table of sample ``name``: ``sizes_dir`` holds its per-chunk sizes, ``<setting>/sizes.parquet``."""
     s = paper.samples[name]
     dataset = s.dataset
     settings = list(paper.settings)
     scores = {n: read_items(scores_dir / name / f"{n}.parquet") for n in settings}
-    tokens = {n: read_items(sizes_dir / name / "sizes" / n / "sizes.parquet")["tokens"] for n in settings}
+    tokens = {n: read_items(sizes_dir / n / "sizes.parquet")["tokens"] for n in settings}
     chunked = {n: read_json(scores_dir / name / "chunks" / f"{n}.json") for n in settings}
     holds, overlaps = HOLDS[dataset], OVERLAPS[dataset]
     budget = {n: (paper.settings[n].overrides.get("max_tokens") or chunk_params[n].max_tokens) for n in settings}
@@ -128,6 +129,7 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
     )
 
 
-def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes_dir: Path, samples: dict, embed_model: str, plot: Path) -> list[PaperTable]:
-    """One table per sample. ``samples``: each sample's ``sample.json`` by name; ``plot`` unused."""
-    return [table(paper, chunk_params, n, scores_dir, sizes_dir, samples[n], embed_model) for n in paper.samples]
+def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Path], samples: dict[str, dict], embed_model: str, plot: Path) -> list[PaperTable]:
+    """One table per sample; ``sizes``, ``samples``: each sample's sizes folder and ``sample.json``
+    by name; ``plot`` unused (no figure)."""
+    return [table(paper, chunk_params, n, scores_dir, sizes[n], samples[n], embed_model) for n in paper.samples]

@@ -60,14 +60,16 @@ def size_plot(words: dict[str, np.ndarray], path: Path) -> None:
     plt.close(fig)
 
 
-def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes_dir: Path, sample: dict, embed_model: str, plot: Path) -> list[PaperTable]:
+def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Path], samples: dict[str, dict], embed_model: str, plot: Path) -> list[PaperTable]:
     """The chunk-retrieval table and the sizes table; writes the histogram to ``plot``.
 
-    ``paper``: the paper's params (``experiments.Paper``: ``sample`` and the ``settings`` names)."""
+    ``paper``: the paper's params (``experiments.Paper``: its one ``sample`` and the ``settings``
+    names); ``sizes``, ``samples``: the per-chunk sizes folder and the ``sample.json`` of that sample."""
     s = paper.sample
+    (sizes_dir,), (sample,) = sizes.values(), samples.values()
     names = list(paper.settings)
     scores = {n: read_items(scores_dir / f"{n}.parquet") for n in names}
-    sizes = {n: read_items(sizes_dir / n / "sizes.parquet") for n in names}
+    sizes_of = {n: read_items(sizes_dir / n / "sizes.parquet") for n in names}
     k_max = max(s.ks)
     metrics = [f"{m}@{k}" for k in s.ks for m in ("p", "recall", "f1", "ap")] + [f"success@{k_max}"]
     pool = "all" if s.max_documents is None else "a pool of (the judged ones + a seeded sample):"
@@ -93,11 +95,11 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes_dir: Path, sa
     size_metrics = ["chunks", "words median", "words p95", "words max", "tokens median", "tokens p95", "tokens max"]
 
     def size_row(n: str) -> Row:
-        w, t = sizes[n]["words"], sizes[n]["tokens"]
+        w, t = sizes_of[n]["words"], sizes_of[n]["tokens"]
         vals = [len(w), np.median(w), np.percentile(w, 95), w.max(), np.median(t), np.percentile(t, 95), t.max()]
         return Row(n, {m: None for m in size_metrics}, {m: Estimate(float(v)) for m, v in zip(size_metrics, vals)})
 
-    size_plot({n: sizes[n]["words"] for n in names}, plot)
+    size_plot({n: sizes_of[n]["words"] for n in names}, plot)
     chunk_sizes = PaperTable(
         paper=PAPER, section="scifact-chunk-sizes", title="SciFact: chunk-size distribution per chunk method",
         command=COMMAND, sample=f"the {sample['documents']:,} SciFact abstracts searched",
