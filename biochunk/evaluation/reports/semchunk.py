@@ -15,6 +15,7 @@ import numpy as np
 
 from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, read_items
 from biochunk.io import read_json
+from biochunk.models import OFFLINE
 
 PAPER = "semchunk"
 REFERENCE = "semchunk"  # the paper's system: every difference is semchunk − another row
@@ -40,12 +41,14 @@ SIZE_METRICS = ["chunks", "tokens median", "tokens p95"]
 def label(name: str, setting: Any, chunk_params: Any) -> str:
     """The row's name: the setting's key and what it runs."""
     if setting.peer:
-        extra = {k: v for k, v in setting.overrides.items() if k not in ("peer", "max_tokens")}
-        return f"{name}: {setting.peer} (peer library{', ' + ', '.join(f'{k} {v}' for k, v in extra.items()) if extra else ''})"
+        extra = {k: v for k, v in setting.overrides.items() if k not in ("method", "peer", "max_tokens")}
+        return f"{name} (peer library" + "".join(f", {k} {v}" for k, v in extra.items()) + ")"
     cp = chunk_params
     if cp is None:
         return f"{name}: whole documents"
-    what = {"fixed": f"{cp.window}-word windows", "recursive": f"{cp.chunk_size:,} chars, overlap {cp.chunk_overlap}"}.get(cp.method, "")
+    # A character bound past any article is no bound: the token budget alone decides.
+    chars = "no character bound" if cp.chunk_size >= 10**8 else f"{cp.chunk_size:,} chars"
+    what = {"fixed": f"{cp.window}-word windows", "recursive": f"{chars}, overlap {cp.chunk_overlap}"}.get(cp.method, "")
     return f"{name}: ours, {cp.method}" + (f" ({what})" if what else "")
 
 
@@ -59,6 +62,9 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
     chunked = {n: read_json(scores_dir / name / "chunks" / f"{n}.json") for n in settings}
     holds, overlaps = HOLDS[dataset], OVERLAPS[dataset]
     budget = {n: (paper.settings[n].overrides.get("max_tokens") or chunk_params[n].max_tokens) for n in settings}
+    # The model's own name where the param is an offline alias (``minilm``), else the param as given.
+    model = OFFLINE[embed_model][2].rsplit("/", 1)[-1] if embed_model in OFFLINE else embed_model
+    budgets = sorted({b for b in budget.values() if b})
 
     def row(n: str) -> Row:
         t, c = tokens[n], chunked[n]
@@ -104,10 +110,10 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
     return PaperTable(
         paper=PAPER,
         section=f"retrieval-{name}",
-        title=f"Retrieval correctness at 256 {embed_model} tokens, top-1, {TITLES.get(dataset, dataset)}",
+        title=f"Retrieval correctness at {'/'.join(map(str, budgets))} {model} tokens, top-1, {TITLES.get(dataset, dataset)}",
         command=COMMAND,
         sample=text,
-        models=f"{embed_model} (all-MiniLM-L6-v2): tokenizer for every chunker's sizes; embedder for retrieval and the semantic chunkers",
+        models=f"{model} (`embed.model: {embed_model}`): tokenizer for every chunker's sizes; embedder for retrieval and the semantic chunkers",
         wall_s=None,
         metrics=[holds, overlaps, *SIZE_METRICS],
         rows=rows,
