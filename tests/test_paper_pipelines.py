@@ -17,6 +17,7 @@ import yaml
 from biochunk import experiments
 from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
 from biochunk.errors import UserError
+from biochunk.evaluation.reports.structural import values
 from tests.conftest import ROOT
 
 DVC = Path(sys.executable).with_name("dvc")
@@ -30,12 +31,12 @@ def test_every_structural_interval_is_recomputed_from_the_tracked_per_item_score
     assert [r["label"] for r in table["rows"]] == list(paper.settings)
     for row in table["rows"]:
         for metric, shown in row["ours"].items():
-            again = mean_ci(items[row["label"]][metric], paper.sample.bootstrap)
+            again = mean_ci(values(items[row["label"]], metric), paper.sample.bootstrap)
             assert (again.value, again.lo, again.hi) == pytest.approx((shown["value"], shown["lo"], shown["hi"]), abs=1e-12)
     assert table["differences"], "the table shows no paired difference"
     for d in table["differences"]:
         b, a = d["label"].split(" − ")
-        again = paired_delta(items[a][d["metric"]], items[b][d["metric"]], paper.sample.bootstrap)
+        again = paired_delta(values(items[a], d["metric"]), values(items[b], d["metric"]), paper.sample.bootstrap)
         assert (again.value, again.lo, again.hi) == pytest.approx((d["ours"]["value"], d["ours"]["lo"], d["ours"]["hi"]), abs=1e-12)
 
 

@@ -59,3 +59,27 @@ def test_metric_digits_format_only_their_metric():
     assert "— / 812.000 |" in render(t)
     t.metric_digits = {"chunks": 0}
     assert "— / 812 |" in render(t) and "— / 0.400 [0.300, 0.500]" in render(t)
+
+
+def test_a_direction_stated_in_words_is_judged_and_every_source_is_listed_once():
+    from biochunk.evaluation.papers import NotRun, Source, render, to_json
+
+    said = Source("p.txt", "line 3", "B beats A", None)
+    number = Source("p.txt", "Table 2, line 9", "A scores 0.50", "0.50")
+    t = PaperTable(
+        paper="p", section="s", title="T", command="c", sample="n", models="m", wall_s=None, metrics=["f1"],
+        rows=[Row("a", {"f1": 0.5}, {"f1": Estimate(0.4, 0.3, 0.5)}, sources={"f1": (number,)})],
+        differences=[
+            Difference("b − a", "f1", None, Estimate(-0.1, -0.2, -0.05), claim=1, sources=(said,), setting="k 5, not 10"),
+            Difference("c − a", "f1", None, Estimate(0.1, 0.05, 0.2), claim=1, sources=(said,)),
+            Difference("d − a", "f1", None, Estimate(0.1, 0.05, 0.2)),
+        ],
+        not_run=[NotRun("e", "needs an API", "`run e`", (said,))],
+    )  # fmt: skip
+    assert [d.direction for d in t.differences] == ["reversed", "confirmed", "no published figure"]
+    text = render(t)
+    assert "0.500 [1] / 0.400" in text and "| > 0 (stated) [2] |" in text and "| reversed | k 5, not 10 |" in text
+    assert "- e [2]: needs an API Command: `run e`" in text
+    assert text.count("`p.txt`, line 3: “B beats A”") == 1 and "`p.txt`, Table 2, line 9: “A scores 0.50”" in text
+    body = to_json(t)
+    assert body["differences"][0]["sources"][0]["quote"] == "B beats A" and body["rows"][0]["sources"]["f1"][0]["figure"] == "0.50"

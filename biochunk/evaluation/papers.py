@@ -6,6 +6,11 @@ markers (the prose around it is kept) and the same figures as JSON beside it. Ev
 three parts: the paper's number, ours with its 95% bootstrap interval, and, for each published
 *difference*, whether our paired interval confirms its direction, reverses it, or cannot
 separate the two at this sample size. One implementation, so every paper is judged alike.
+
+Every paper number and every published direction carries its :class:`Source`: the words of the
+paper text in ``../shared/papers/`` that state it, and where they stand (tests/test_citations.py
+finds each quote there). A direction the paper states in words, with no number, is a
+:attr:`Difference.claim` and is judged like a number's sign.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ def direction(paper_delta: float | None, ours: Estimate) -> Direction:
     """Does our paired interval agree with the sign of the published difference?
 
     confirmed / reversed only when the interval excludes 0; a published difference of 0 (or
-    none) cannot be confirmed by a sign, so it is reported as no published figure.
+    none) cannot be confirmed by a sign, so it is reported as no published figure. A direction
+    stated in words counts as its sign (+1 or −1).
     """
     if paper_delta is None or paper_delta == 0 or np.isnan(paper_delta):
         return "no published figure"
@@ -74,28 +80,68 @@ def direction(paper_delta: float | None, ours: Estimate) -> Direction:
     return "confirmed" if (ours.lo > 0) == (paper_delta > 0) else "reversed"
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a paper states a number or a direction.
+
+    ``file``: a paper text of ``../shared/papers/``; ``where``: its section, table or lines
+    ("line 109", "Table 3, lines 210–214": a line range is where the test looks for the quote);
+    ``quote``: the paper's words, verbatim; ``figure``: the number as printed in them ("15.6%"),
+    None for a direction stated in words. Where a paper's text and its table disagree, a cell
+    carries one Source for each, and its note says which one the cell shows.
+    """
+
+    file: str
+    where: str
+    quote: str
+    figure: str | None = None
+
+
+Sources = tuple[Source, ...]
+
+
 @dataclass
 class Row:
-    """One method / setting: per metric the paper's number and ours."""
+    """One method / setting: per metric the paper's number (cited in ``sources``) and ours."""
 
     label: str
     paper: dict[str, float | None]
     ours: dict[str, Estimate]
     note: str = ""
+    sources: dict[str, Sources] = field(default_factory=dict)
 
 
 @dataclass
 class Difference:
-    """A published difference B − A and our paired estimate of it."""
+    """A published difference B − A and our paired estimate of it.
+
+    ``paper``: the published number, or None; ``claim``: +1 / −1 where the paper states only
+    the direction (B above / below A); ``sources``: where it says so; ``setting``: how our
+    measurement differs from the paper's, where it does (a verdict names it in its own row).
+    """
 
     label: str
     metric: str
     paper: float | None
     ours: Estimate
+    claim: int | None = None
+    sources: Sources = ()
+    setting: str = ""
 
     @property
     def direction(self) -> Direction:
-        return direction(self.paper, self.ours)
+        return direction(self.paper if self.paper is not None else self.claim, self.ours)
+
+
+@dataclass
+class NotRun:
+    """A paper row that cannot be measured here: why, the command that would measure it (where
+    one exists), and the paper's words for what it would check."""
+
+    row: str
+    reason: str
+    command: str = ""
+    sources: Sources = ()
 
 
 @dataclass
@@ -112,7 +158,7 @@ class PaperTable:
     metrics: list[str]
     rows: list[Row] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
-    not_run: list[tuple[str, str]] = field(default_factory=list)  # (paper row, one-line reason)
+    not_run: list[NotRun | tuple[str, str]] = field(default_factory=list)  # or (paper row, one-line reason)
     notes: list[str] = field(default_factory=list)
     digits: int = 3
     metric_digits: dict[str, int] = field(default_factory=dict)  # per metric, where ``digits`` does not fit (counts)
@@ -123,7 +169,13 @@ def _paper_cell(v: float | None, digits: int) -> str:
 
 
 def render(t: PaperTable) -> str:
-    """The Markdown block: provenance, the rows, the differences, what could not run."""
+    """The Markdown block: provenance, the rows, the differences, what could not run, and the
+    numbered sources that the paper cells, directions and rows not run cite."""
+    refs: dict[Source, int] = {}
+
+    def cite(sources: Sources) -> str:
+        return " [" + ", ".join(str(refs.setdefault(s, len(refs) + 1)) for s in sources) + "]" if sources else ""
+
     # 0 = measured by earlier runs whose time was not kept (the notes say where it was).
     # None = rendered by a pipeline's report stage: no clock in a file that must reproduce.
     wall = "" if t.wall_s is None else f"{t.wall_s / 60:.1f} min" if t.wall_s > 0 else "not recorded for these rows (see the notes)"
@@ -143,23 +195,32 @@ def render(t: PaperTable) -> str:
         for m in t.metrics:
             ours = r.ours.get(m)
             d = t.metric_digits.get(m, t.digits)
-            cells.append(f"{_paper_cell(r.paper.get(m), d)} / {ours.fmt(d) if ours else '—'}")
+            cells.append(f"{_paper_cell(r.paper.get(m), d)}{cite(r.sources.get(m, ()))} / {ours.fmt(d) if ours else '—'}")
         label = f"{r.label} ({r.note})" if r.note else r.label
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     if t.differences:
         out += [
             "",
-            "| difference (B − A) | metric | paper | ours, paired [95% CI] | direction |",
-            "|---|---|---:|---|---|",
+            "| difference (B − A) | metric | paper | ours, paired [95% CI] | direction | our setting differs |",
+            "|---|---|---:|---|---|---|",
         ]
         for d in t.differences:
-            paper = "—" if d.paper is None else f"{d.paper:+.{t.digits}f}"
-            out.append(f"| {d.label} | {d.metric} | {paper} | {d.ours.fmt(t.digits, signed=True)} | {d.direction} |")
+            if d.paper is not None:
+                paper = f"{d.paper:+.{t.digits}f}"
+            else:
+                paper = {None: "—", 1: "> 0 (stated)", -1: "< 0 (stated)"}[d.claim]
+            out.append(
+                f"| {d.label} | {d.metric} | {paper}{cite(d.sources)} | {d.ours.fmt(t.digits, signed=True)} | {d.direction} | {d.setting} |"
+            )
     if t.not_run:
         out += ["", "Not run here:", ""]
-        out += [f"- {row}: {reason}" for row, reason in t.not_run]
+        for n in (x if isinstance(x, NotRun) else NotRun(*x) for x in t.not_run):
+            out.append(f"- {n.row}{cite(n.sources)}: {n.reason}" + (f" Command: {n.command}" if n.command else ""))
     if t.notes:
         out += [""] + t.notes
+    if refs:
+        out += ["", "Sources (paper texts of `../shared/papers/`):", ""]
+        out += [f"{i}. `{s.file}`, {s.where}: “{s.quote}”" for s, i in refs.items()]
     return "\n".join(out) + "\n"
 
 

@@ -3,7 +3,9 @@
 Inputs, per sample (COVID-QA, BioASQ) and setting of ``experiments/semchunk/params.yaml``:
 the per-question scores of the ``evaluate_retrieval`` stage (``holds@1``, ``overlaps@1``),
 its per-chunk sizes, and the chunk stage's report (a peer's offsets: exact, repaired,
-dropped). semchunk minus every other row gets a paired interval over the same questions.
+dropped). semchunk minus every other row gets a paired interval over the same questions, and
+so does each ordering the post states (``CLAIMS``, cited from its text): a verdict from our
+setting, which differs from the post's, says so in its row (``SETTING``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from biochunk.evaluation.papers import Difference, Estimate, PaperTable, Row, mean_ci, paired_delta, read_items
+from biochunk.evaluation.papers import Difference, Estimate, NotRun, PaperTable, Row, Source, mean_ci, paired_delta, read_items
 from biochunk.io import read_json
 from biochunk.models import OFFLINE
 
@@ -36,6 +38,58 @@ CORRECT = {
     ),
 }
 SIZE_METRICS = ["chunks", "tokens median", "tokens p95"]
+
+# The post (../shared/papers/002_*): its words for every ordering it states. It prints no table;
+# its one number, 15.6%, is its AI mode against its worst chunker.
+POST = "002_50baf7a3a911d119.txt"
+TESTED = Source(
+    POST, "line 93",
+    "we assess the correctness of semchunk’s AI and non-AI chunking modes, LangChain’s recursive chunking "
+    "algorithm, chonkie’s recursive and embedding-powered chunking modes, and fixed-size chunking on Legal RAG QA",
+)  # fmt: skip
+ORDER = Source(
+    POST, "line 109",
+    "The best-performing chunking algorithm, semchunk’s AI chunking mode, achieves 15.6% higher correctness "
+    "than the worst performing chunking algorithm, chonkie.",
+    "15.6%",
+)  # fmt: skip
+FIXED = Source(POST, "line 17", "optimal correctness can be reduced by double digits when adopting fixed-size chunking")
+SEMANTIC = Source(
+    POST, "line 19", "many semantic chunking algorithms are able to deliver material improvements to RAG correctness"
+)  # fmt: skip
+IS_SEMANTIC = Source(POST, "line 25", "semchunk is a semantic chunking algorithm")
+AI_MODE = Source(POST, "line 68", "semchunk’s AI chunking mode uses Kanon 2 Enricher to derive spans")
+DEFAULTS = Source(POST, "line 101", "without modifying any hyperparameters from their default values")
+MEASURE = Source(
+    POST, "line 103", "We use Gemini 3 Pro to both generate answers and separately score their ‘correctness’."
+)  # fmt: skip
+BUDGET = Source(POST, "line 105", "We use a chunk size of 256 tokens as determined by the Kanon 2 tokenizer")
+# How every verdict's setting differs from the post's (lines 95, 103, 105); {measure}: this
+# table's, {model}: the embedder that sizes and retrieves here.
+SETTING = (
+    "ours: {measure}, {dataset}, {budget} {model} tokens, {model} retrieval; post: answer from the top-1 chunk "
+    "judged correct by Gemini 3 Pro, Legal RAG QA, 256 Kanon 2 tokens, Kanon 2 Embedder"
+)
+WHICH_CHONKIE = "the post's worst is chonkie, its mode unnamed (lines 93, 109): tested against each mode"
+# The post's orderings between rows measured here, B above A: (B, A) -> its words, and what
+# besides SETTING differs for this pair. chonkie is the post's worst (line 109), so every other
+# chunker it tested (line 93) is above it; semchunk above fixed-size: fixed-size chunking loses
+# to "many semantic chunking algorithms" (line 19), semchunk being one (line 25).
+CLAIMS: dict[tuple[str, str], tuple[tuple[Source, ...], str]] = {
+    **{
+        (b, a): ((ORDER, TESTED), WHICH_CHONKIE + extra)
+        for a in ("chonkie-recursive", "chonkie-semantic")
+        for b, extra in (
+            ("semchunk", ""),
+            ("langchain", "; LangChain's overlap as in its row (the library's default is 200; the post keeps defaults, line 101)"),
+            ("ours-fixed", "; the post's fixed-size chunks: size not stated (ours: the windows of its row)"),
+        )
+    },
+    ("semchunk", "ours-fixed"): (
+        (SEMANTIC, IS_SEMANTIC, FIXED),
+        "the post's fixed-size chunks: size not stated (ours: the windows of its row)",
+    ),
+}
 
 
 def label(name: str, setting: Any, chunk_params: Any) -> str:
@@ -85,16 +139,24 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
         return Row(label(n, paper.settings[n], chunk_params[n]), {}, ours, "; ".join(notes))
 
     rows = [row(n) for n in settings]
-    diffs = []
-    if REFERENCE in scores:
-        ref = scores[REFERENCE]["holds@1"]
-        diffs = [
-            Difference(f"semchunk − {label(n, paper.settings[n], chunk_params[n])}", holds, None,
-                       paired_delta(scores[n]["holds@1"], ref, s.bootstrap, s.seed))
-            for n in settings if n != REFERENCE
-        ]  # fmt: skip
-    ahead = [d.label.split(" − ", 1)[1] for d in diffs if d.ours.lo > 0]
-    behind = [d.label.split(" − ", 1)[1] for d in diffs if d.ours.hi < 0]
+
+    setting = SETTING.format(measure=holds, dataset=TITLES.get(dataset, dataset), budget="/".join(map(str, budgets)), model=model)
+
+    def difference(b: str, a: str) -> Difference:
+        sources, extra = CLAIMS.get((b, a), ((), ""))
+        return Difference(
+            f"{b} − {a}", holds, None, paired_delta(scores[a]["holds@1"], scores[b]["holds@1"], s.bootstrap, s.seed),
+            claim=1 if sources else None, sources=sources, setting=f"{setting}; {extra}" if sources else "",
+        )  # fmt: skip
+
+    pairs = [(REFERENCE, n) for n in settings if n != REFERENCE] if REFERENCE in scores else []
+    pairs += [p for p in CLAIMS if p not in pairs and all(n in scores for n in p)]
+    diffs = [difference(b, a) for b, a in pairs]
+    versus = [d for d in diffs if d.label.startswith(f"{REFERENCE} − ")]
+    ahead = [d.label.split(" − ", 1)[1] for d in versus if d.ours.lo > 0]
+    behind = [d.label.split(" − ", 1)[1] for d in versus if d.ours.hi < 0]
+    claimed = [d for d in diffs if d.claim is not None]
+    verdicts = {v: [d.label for d in claimed if d.direction == v] for v in ("confirmed", "reversed", "not separable")}
     if dataset == "covidqa":
         text = f"COVID-QA: {sample['queries']:,} questions over {sample['documents']} articles"
     else:
@@ -118,11 +180,35 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
         metrics=[holds, overlaps, *SIZE_METRICS],
         rows=rows,
         differences=diffs,
+        not_run=[
+            NotRun(
+                "semchunk's AI chunking mode, the post's best (15.6% above its worst, chonkie)",
+                "it sends every text to Isaacus's Kanon 2 Enricher, a proprietary model behind an API (a key and the "
+                "network, neither here), and `biochunk.chunking.peers` has no peer for it.",
+                "`pip install isaacus`; a `semchunk-ai` peer calling `semchunk.chunkerify(counter, 256, "
+                "chunking_model=<the Kanon 2 Enricher model id>)`; the setting `semchunk-ai: {method: peer, peer: "
+                "semchunk-ai, max_tokens: 256}` in experiments/semchunk/params.yaml; then "
+                "`ISAACUS_API_KEY=<key> dvc repro experiments/semchunk/dvc.yaml`.",
+                (ORDER, AI_MODE),
+            ),
+            NotRun(
+                "the post's own measure: answers generated and judged correct by Gemini 3 Pro on Legal RAG QA",
+                "Legal RAG QA is not in ../shared/datasets and both the judge and Kanon 2 Embedder are proprietary "
+                "APIs; this table asks instead whether the top-1 chunk holds the gold answer.",
+                "none in this project (no Legal RAG QA converter, no LLM judge stage).",
+                (MEASURE, BUDGET, DEFAULTS),
+            ),
+        ],
         notes=[
             (
-                "The paper's figures are not in references.md (no number of its comparison could be found to cite), "
-                'so the paper column is empty and each direction reads "no published figure"; the claim to test '
-                "is semchunk ≥ every peer."
+                "The post prints no table: its one number (15.6%) is its AI mode, not run here, against its worst "
+                "chunker, so every paper cell is —. Its orderings between the chunkers measured here are the "
+                "differences with a stated direction; the other differences (this project's chunkers) test "
+                "what the post does not state, and read \"no published figure\"."
+            ),
+            (
+                f"The post's orderings, from our setting: confirmed {', '.join(verdicts['confirmed']) or 'none'}; "
+                f"reversed {', '.join(verdicts['reversed']) or 'none'}; not separable {', '.join(verdicts['not separable']) or 'none'}."
             ),
             (
                 f"Our paired intervals: semchunk ahead of {', '.join(ahead) or 'none'}; "
