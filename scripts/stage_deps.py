@@ -307,7 +307,7 @@ def write(path: Path = ROOT / "dvc.yaml") -> None:
     out, stage, i = [], None, 0
     while i < len(lines):
         line = lines[i]
-        if m := re.match(r"^  ([a-z_]+):\s*$", line):
+        if m := re.match(r"^  ([a-z0-9_]+):\s*$", line):  # a stage name may hold digits (search_bm25)
             stage = prefix + m.group(1)
         out.append(line)
         if stage in DVC and re.match(r"^\s+deps:\s*$", line):

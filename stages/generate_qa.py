@@ -85,6 +85,8 @@ def main() -> None:
     df = pd.DataFrame(rows, columns=QA_ANSWERS.names)
     report["model"] = gp.model
     report["decline"] = qp.decline
+    # The prompt's budget beside the answers, so a results table states it from this run's outputs.
+    report |= {"context_words": qp.context_words, "n_examples": qp.n_examples, "max_new_tokens": qp.max_new_tokens}
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)
         write_table(df, tmp / "answers.parquet", QA_ANSWERS)

@@ -94,6 +94,7 @@ def main() -> None:
         "arms": contexts.arms(qp.contexts, qp.methods, [a for a, _ in rs.expand()]),
         "chunks": chunks.groupby("method").size().to_dict(),
         "retriever": qp.retriever,
+        "top_k": qp.top_k,  # what a results table says the model read, beside what it read
         "gold_document_hits": hits.to_dict(orient="index"),
         "seconds": {"chunk": t1 - t0, "retrieve": t2 - t1, "reshape_gold": t3 - t2},
         **extra,
