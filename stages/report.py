@@ -18,7 +18,7 @@ log = logging.getLogger("report")
 
 # Imported by name, so each paper's report stage depends on its own table builder only
 # (scripts/stage_deps.py adds biochunk/evaluation/reports/<paper>.py to its deps).
-REPORTS = ("clinical", "semchunk", "structural")
+REPORTS = ("bioasq", "clinical", "semchunk", "structural")
 
 
 def main() -> None:
@@ -26,23 +26,33 @@ def main() -> None:
     ap.add_argument("--paper", required=True, choices=sorted(REPORTS))
     ap.add_argument("--paper-params", required=True, type=Path, help="experiments/<paper>/params.yaml")
     ap.add_argument(
-        "--sample", required=True, type=Path, action="append",
+        "--sample", type=Path, action="append", default=[],
         help="the sample stage's sample.json: one per sample of the paper, in its params' order",
     )  # fmt: skip
     ap.add_argument("--scores", required=True, type=Path, help="folder of per-item scores, <setting>.parquet")
     ap.add_argument(
-        "--evaluated", required=True, type=Path, action="append",
+        "--evaluated", type=Path, action="append", default=[],
         help="folder of the evaluate stages' per-chunk sizes, <setting>/: one per sample, in the same order",
+    )  # fmt: skip
+    ap.add_argument(
+        "--runs", type=Path, action="append", default=[],
+        help="a paper whose arms are QA runs (bioasq): each run's folder of QA stage outputs, in its module's order",
     )  # fmt: skip
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
+    module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
+    if args.runs:
+        # Its params file is a project params file (the QA stages' --params), not experiments'.
+        for table in module.tables(args.paper_params, args.scores, args.runs):
+            md, js = publish(table, args.results)
+            log.info("%s: %s, %s", table.section, md, js)
+        return
     paper = experiments.load(args.paper_params)
     base = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
     chunk_params = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
-    module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
     plot = args.results / f"{args.paper}-sizes.png"
     names = list(paper.samples)
     if len(args.sample) != len(names) or len(args.evaluated) != len(names):
