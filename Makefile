@@ -163,13 +163,13 @@ paper-semchunk: install
 	$(BIN)/pip install -q -r requirements-bench.txt
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/semchunk/dvc.yaml
 
-# Context reshaping for BioASQ: Tables 1, 2, 5, ICL and the t-test. The cross-encoder is trained
-# first (train_reranker, the batches not held out) and only held-out 11B questions are answered;
-# --reranker minilm: the untrained head. GPU: PAPER_BIOASQ_ARGS="--max-questions 0 --set generate.model=<hub id>".
-PAPER_BIOASQ_ARGS ?= --max-questions 40 --context-words 300 --icl-examples 3
-paper-bioasq: install data/papers/interim/bioasq/report.json
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(BIN)/python benchmarks/papers/bioasq.py \
-		--data data/papers/interim/bioasq $(PAPER_BIOASQ_ARGS)
+# Context reshaping for BioASQ: a DVC pipeline (experiments/bioasq/dvc.yaml; BioASQ from
+# experiments/datasets): train_reranker on the batches not held out, then the main and ICL QA runs
+# on held-out 11B questions, then Tables 1, 2, 5, ICL and the t-test. The sample is a param:
+# -S experiments/bioasq/params.yaml:qa.max_questions=null (and icl-params.yaml's) through
+# `dvc exp run experiments/bioasq/dvc.yaml` answers every held-out question (with generate.model on a GPU).
+paper-bioasq: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/bioasq/dvc.yaml
 
 # Structural chunking: a DVC pipeline (experiments/structural/dvc.yaml; SciFact from
 # experiments/datasets). Its sample is a param: -S experiments/structural/params.yaml:sample.max_documents=null

@@ -65,7 +65,9 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], where: str = "experi
     names = ["reshaped:" + v["name"] for v in main["reshape"]["variants"]]
     want = [UNRANKED, *TABLE2]
     if names != want:
-        raise UserError(f"{where}/params.yaml: reshape.variants must name {', '.join(a.split(':')[1] for a in want)} in that order, got {names}")
+        raise UserError(
+            f"{where}/params.yaml: reshape.variants must name {', '.join(a.split(':')[1] for a in want)} in that order, got {names}"
+        )
     if sorted(main["qa"]["contexts"]) != sorted(["none", "gold", "reshaped"]):
         raise UserError(f"{where}/params.yaml: qa.contexts must be [none, gold, reshaped], got {main['qa']['contexts']}")
     icl_names = ["reshaped:" + v["name"] for v in icl["reshape"]["variants"]]
@@ -75,9 +77,13 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], where: str = "experi
         raise UserError(f"{where}/{ICL_PARAMS}: qa.contexts must be [none, reshaped], got {icl['qa']['contexts']}")
     for key in ("max_questions", "question_splits", "seed", "example_split", "corpus", "context_words"):
         if main["qa"][key] != icl["qa"][key]:
-            raise UserError(f"{where}/{ICL_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the ICL run pairs with the main run's questions")
+            raise UserError(
+                f"{where}/{ICL_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the ICL run pairs with the main run's questions"
+            )
     if main["qa"]["question_splits"] and main["qa"]["question_splits"] != main["retrieve"]["qa_test_splits"]:
-        raise UserError(f"{where}/params.yaml: qa.question_splits must be retrieve.qa_test_splits (the batches the reranker never saw)")
+        raise UserError(
+            f"{where}/params.yaml: qa.question_splits must be retrieve.qa_test_splits (the batches the reranker never saw)"
+        )
 
 
 def label(arm: str) -> str:
@@ -166,7 +172,12 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
 
     def diffs(a: str, b: str) -> list[Difference]:
         return [
-            Difference(f"{label(b)} − {label(a)}", m, None, paired_delta(w[METRICS[m]][a].to_numpy(), w[METRICS[m]][b].to_numpy(), n_boot, seed))
+            Difference(
+                f"{label(b)} − {label(a)}",
+                m,
+                None,
+                paired_delta(w[METRICS[m]][a].to_numpy(), w[METRICS[m]][b].to_numpy(), n_boot, seed),
+            )
             for m in TESTED
         ]
 
@@ -255,7 +266,20 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
         digits=1,
         **{**common, "metrics": ["answer words", "context words", "sentences kept"]},
     )
-    return [t1, t2, t5, icl_table(pi, scores, read_scores(scores_dir / "icl" / "report" / "scores.csv"), read_json(icl_dir / "answers" / "report.json"), best, n_boot, seed)]
+    return [
+        t1,
+        t2,
+        t5,
+        icl_table(
+            pi,
+            scores,
+            read_scores(scores_dir / "icl" / "report" / "scores.csv"),
+            read_json(icl_dir / "answers" / "report.json"),
+            best,
+            n_boot,
+            seed,
+        ),
+    ]
 
 
 def icl_table(pi: dict, one: pd.DataFrame, many: pd.DataFrame, gen: dict, best: str, n_boot: int, seed: int) -> PaperTable:
@@ -267,13 +291,22 @@ def icl_table(pi: dict, one: pd.DataFrame, many: pd.DataFrame, gen: dict, best: 
         a = one[one["method"] == a_].set_index("question_id").sort_index()
         b = many[many["method"] == a_].set_index("question_id").reindex(a.index)
         if b[METRICS["ROUGE-2 F1"]].isna().any() or len(b) != len(many[many["method"] == a_]):
-            raise UserError("the ICL run did not answer the same questions as the main run (qa.* of experiments/bioasq/icl-params.yaml)")
+            raise UserError(
+                "the ICL run did not answer the same questions as the main run (qa.* of experiments/bioasq/icl-params.yaml)"
+            )
         for shots, t in (("1 example (any type)", a), (f"{k} examples of the question's type", b)):
             ours = {m: mean_ci(t[METRICS[m]].to_numpy(), n_boot, seed) for m in TESTED}
             rows.append(Row(f"{label(a_)}, {shots}", {m: None for m in TESTED}, ours))
         for m in TESTED:
             c = METRICS[m]
-            diffs.append(Difference(f"{label(a_)}: {k} typed examples − 1 example", m, None, paired_delta(a[c].to_numpy(), b[c].to_numpy(), n_boot, seed)))
+            diffs.append(
+                Difference(
+                    f"{label(a_)}: {k} typed examples − 1 example",
+                    m,
+                    None,
+                    paired_delta(a[c].to_numpy(), b[c].to_numpy(), n_boot, seed),
+                )
+            )
     chosen = (
         f"The ICL variant ({label(arm)}, reshape.variants of experiments/bioasq/{ICL_PARAMS}) is the best Table 2 variant of this run; it was chosen there."
         if arm == best
@@ -293,4 +326,3 @@ def icl_table(pi: dict, one: pd.DataFrame, many: pd.DataFrame, gen: dict, best: 
         differences=diffs,
         notes=[NO_PAPER, "The 1-example rows are Tables 1 and 2's answers. " + chosen],
     )
-
