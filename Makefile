@@ -146,15 +146,14 @@ paper-biomedrag: install
 		--per-sentence build/ladder/gm-ciht-hierarchy/per-sentence.json --plot build/ladder/gm-ciht-hierarchy/ablation.png
 	$(BIN)/python benchmarks/papers/biomedrag.py --data data/papers/interim --ladder build/ladder
 
-# Chunking for clinical decision support: retrieval P / R / F1 @ 5 per chunk setting on every
-# COVID-QA question, dense and BM25 (k1 1.2, b 0.75) (~2 h to embed once, then cached); on samples, as
-# the generator is slow on two CPU cores: proposition on 2 articles (~8 min), generator micro-headers
-# on 30 articles (~15 min), the non-response rate of 100 answers per chunk method (~15 min).
-# One part: CLINICAL_ARGS="--parts retrieval"; GPU sizes: CLINICAL_ARGS="--proposition-articles 98
-# --header-articles 98 --answer-questions 1380 --set generate.model=<id> --set chunk.generator=<id>".
-CLINICAL_ARGS ?=
-paper-clinical: install data/papers/interim/covidqa/report.json
-	OMP_NUM_THREADS=2 nice -n 10 $(BIN)/python benchmarks/papers/clinical.py --data data/papers/interim/covidqa $(CLINICAL_ARGS)
+# Chunking for clinical decision support: a DVC pipeline (experiments/clinical/dvc.yaml; COVID-QA
+# from experiments/datasets): retrieval P / R / F1 @ 5 per chunk setting on every COVID-QA
+# question, dense and BM25 (k1 1.2, b 0.75); on samples, as the generator is slow on two CPU
+# cores: proposition on 2 articles, generator micro-headers on 30 articles, the non-response rate
+# of 100 answers per chunk method (project-params.yaml: qa.*). Sizes are params, e.g. on a GPU:
+# dvc exp run experiments/clinical/dvc.yaml -S experiments/clinical/params.yaml:samples.headers.max_documents=null
+paper-clinical: install
+	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=2 nice -n 10 $(BIN)/dvc repro experiments/clinical/dvc.yaml
 
 # semchunk: a DVC pipeline (experiments/semchunk/dvc.yaml; COVID-QA and BioASQ from
 # experiments/datasets): the peers of requirements-bench.txt and our chunkers at 256 MiniLM

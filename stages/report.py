@@ -18,7 +18,7 @@ log = logging.getLogger("report")
 
 # Imported by name, so each paper's report stage depends on its own table builder only
 # (scripts/stage_deps.py adds biochunk/evaluation/reports/<paper>.py to its deps).
-REPORTS = ("bioasq", "semchunk", "structural")
+REPORTS = ("bioasq", "clinical", "semchunk", "structural")
 
 
 def main() -> None:

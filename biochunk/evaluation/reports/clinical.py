@@ -1,0 +1,533 @@
+"""Clinical decision support (the chunking study): retrieval P / R / F1 @ 5 on COVID-QA.
+
+Inputs, per part of ``experiments/clinical/runs.yaml`` (a sample of ``params.yaml`` and the
+settings that chunk it) and retriever: the per-question scores of the ``evaluate_retrieval``
+stage (``p@5``, ``recall@5``, ``f1@5``: a retrieved chunk is relevant when it overlaps the
+question's gold answer span) and its per-chunk sizes; the k1 and b of the ``search_bm25``
+stage's reports; the proposition and header chunks
+themselves (what the generator wrote); and the QA stages' outputs for the non-response part.
+A sample's chunks and its sampled corpus lie beside its sizes folder
+(``data/papers/clinical/<sample>/``), the QA stages' outputs beside the samples' folders.
+Every interval is recomputed from those per-item files: 95% bootstrap over questions, paired
+for differences, with the paper's figures and the direction of each published difference
+beside ours.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from biochunk.errors import UserError
+from biochunk.evaluation import compare
+from biochunk.evaluation.papers import Difference, PaperTable, Row, mean_ci, paired_delta, read_items
+from biochunk.io import CHUNKS, CORPUS, ITEM_SCORES, read_json, read_table
+from biochunk.models import resolve
+
+PAPER = "clinical"
+COMMAND = "dvc repro experiments/clinical/dvc.yaml"
+# Beside the paper's params.yaml: which setting chunks which sample (the parts).
+RUNS = "runs.yaml"
+PARTS = ("retrieval", "proposition", "headers")  # each part measures the sample of its name
+JOINED = "whole_clusters"  # runs.yaml: runs joined from another setting's chunks of their sample
+# runs.yaml's lists other than ``measured``, which DVC iterates, and what each must hold.
+KEYS_SAY = {"chunked": "measured but the joined runs", JOINED: "the measured runs with an of", "bm25": "the retrieval part's measured runs"}
+K = 5  # the paper's cut-off: its figures are P / R / F1 at 5
+# Table metric -> evaluate_retrieval's per-question metric.
+METRICS = {f"precision@{K}": f"p@{K}", f"recall@{K}": f"recall@{K}", f"f1@{K}": f"f1@{K}"}
+# Retrieval P, R, F1 of the paper (30 questions, k = 5), per row of the paper.
+FIGURES = {
+    "fixed": (0.17, 0.40, 0.24),
+    "semantic": (0.33, 0.75, 0.46),
+    "proposition": (0.38, 0.71, 0.49),
+    "adaptive": (0.50, 0.88, 0.64),
+}
+# Each setting's row: its label, the paper's row it stands against, and what it is. The
+# boundary-repair row states its overlap from the setting's params.
+ROWS = {
+    "fixed": ("fixed", "fixed", "project default: chunk.window-word windows"),
+    "cluster": ("cluster", "semantic", "project default: one chunk per run of a cluster"),
+    "adaptive": ("adaptive", "adaptive", "project default: clause units, min_words, phrase header"),
+    "proposition": ("proposition", "proposition", "chunk.generator rewrites each sentence"),
+    "fixed-250": ("fixed 250/50", "fixed", "paper sweep, in words"),
+    "fixed-400": ("fixed 400/50", "fixed", "paper sweep, in words"),
+    "fixed-600": ("fixed 600/50", "fixed", "paper sweep, in words"),
+    "cluster-whole": ("cluster whole", "semantic", "paper form: one chunk per cluster"),
+    "adaptive-sentence": ("adaptive sentence", "adaptive", "paper form: sentence units, no minimum"),
+    "adaptive-repair": (
+        "adaptive sentence + repair", "adaptive",
+        "paper form: sentence units, no minimum, boundary-repair overlap of ≤ {overlap} words (≈ 30 spaCy tokens)",
+    ),
+}  # fmt: skip
+# The four-way comparisons (ANOVA + Tukey), each among the settings a part has: the project's
+# defaults, and the paper's forms (fixed: the sweep's 250 words, the nearest to what MiniLM reads).
+GROUPS = {
+    "project defaults": ["fixed", "cluster", "proposition", "adaptive"],
+    "paper forms": ["fixed-250", "cluster-whole", "proposition", "adaptive-repair"],
+}
+# Published differences B − A within each group; a pair with a setting the part lacks is skipped.
+DIFFERENCES = [(a, b) for g in GROUPS.values() for a, b in [(g[0], g[3]), (g[0], g[1]), (g[1], g[3]), (g[0], g[2]), (g[2], g[3])]]
+REPAIR = ("adaptive-sentence", "adaptive-repair")  # the boundary repair's own effect: the same chunks without and with it
+# The headers part: adaptive chunks with each kind of micro-header (chunk.header), and the pairs compared.
+HEADER_NOTES = {
+    "phrase": "project default: a noun-phrase micro-header",
+    "generator": "a title of 5–15 words written by chunk.generator (the paper: a BART summariser)",
+    "none": "no header",
+}
+HEADER_PAIRS = [("phrase", "generator"), ("none", "generator"), ("none", "phrase")]
+# The non-response part: the arms the QA stages answered with (qa.methods' retrieved contexts,
+# the gold passage, none), their labels, the metrics of evaluate_qa's per-question scores, and
+# the paired differences of the non-response rate.
+ANSWER_ARMS = {
+    "fixed": "fixed (project default, retrieved)",
+    "cluster": "cluster (project default, retrieved)",
+    "adaptive": "adaptive (project default, retrieved)",
+    "gold": "gold passage",
+    "none": "no context",
+}
+ANSWER_METRICS = {"non-response": "declined", "context holds the answer": "context_has_answer", "ROUGE-2 F1": "rouge2_f1"}
+ANSWER_PAIRS = [("fixed", "adaptive"), ("fixed", "cluster"), ("cluster", "adaptive"), ("gold", "adaptive"), ("none", "adaptive")]
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str  # also its sample's name: one sample per part
+    settings: tuple[str, ...]  # table order: ROWS' order where the setting has a row, then runs.yaml's
+    joined: dict[str, str]  # a whole-cluster table -> the setting whose chunks it joins
+
+    @property
+    def sample(self) -> str:
+        return self.name
+
+
+def parts(paper: Any) -> dict[str, Part]:
+    """The study's parts, from ``runs.yaml`` beside the paper's params, checked against the
+    paper before any table: every run is ``<sample>-<setting>`` of one of its samples (one per
+    part, PARTS) and settings (a joined run: the setting it joins, ``of``); the lists dvc.yaml
+    iterates agree (measured = chunked + whole_clusters; bm25 = the retrieval part's runs)."""
+    path = Path(paper.path).parent / RUNS
+    if not path.is_file():
+        raise UserError(f"{path}: no such file; it lists the study's runs, <sample>-<setting>: {{sample, setting}}")
+    # A file of the repository that DVC reads as params too (tests/test_paper_clinical.py checks
+    # it as a params file: no anchors, no duplicate keys).
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for key in ("measured", "chunked", JOINED, "bm25"):
+        if not isinstance(data.get(key), dict) or not data[key]:
+            raise UserError(f"{path}: {key}: expected a mapping of <sample>-<setting> -> {{sample, setting}}")
+        for run, r in data[key].items():
+            keys = {"sample", "setting", "of"} if key == JOINED or (isinstance(r, dict) and "of" in r) else {"sample", "setting"}
+            if not isinstance(r, dict) or set(r) != keys:
+                raise UserError(f"{path}: {key}.{run}: expected {{{', '.join(sorted(keys))}}}, got {r!r}")
+            if r["sample"] not in PARTS or r["sample"] not in paper.samples:
+                allowed = ", ".join(p for p in PARTS if p in paper.samples)
+                raise UserError(f"{path}: {key}.{run}.sample: {r['sample']!r} is not a part's sample in {paper.path}; allowed: {allowed}")
+            if r.get("of", r["setting"]) not in paper.settings:
+                raise UserError(
+                    f"{path}: {key}.{run}: setting {r.get('of', r['setting'])!r} is not in {paper.path} settings; allowed: {', '.join(paper.settings)}"
+                )
+            if run != f"{r['sample']}-{r['setting']}":
+                raise UserError(f"{path}: {key}.{run}: name the run <sample>-<setting>, {r['sample']}-{r['setting']}")
+    measured = data["measured"]
+    retrieval = {k: v for k, v in measured.items() if v["sample"] == "retrieval"}
+    for key, want in (("chunked", {k: v for k, v in measured.items() if "of" not in v}), (JOINED, {k: v for k, v in measured.items() if "of" in v}), ("bm25", retrieval)):
+        got = data[key]
+        if got != want:
+            odd = sorted(set(got) ^ set(want)) or sorted(k for k in got if got[k] != want[k])
+            raise UserError(f"{path}: {key}: {odd[0]!r} disagrees with measured ({key} is {KEYS_SAY[key]})")
+    out = {}
+    for name in PARTS:
+        runs = [r for r in measured.values() if r["sample"] == name]
+        if not runs:
+            raise UserError(f"{path}: measured: no run of the {name} part (sample {name})")
+        names = [r["setting"] for r in runs]
+        order = [n for n in ROWS if n in names] + [n for n in names if n not in ROWS]
+        out[name] = Part(name, tuple(order), {r["setting"]: r["of"] for r in runs if "of" in r})
+    return out
+
+
+def label(name: str) -> str:
+    return ROWS[name][0] if name in ROWS else name
+
+
+def _params(chunk_params: dict, part: Part, name: str) -> Any:
+    """A setting's chunk params; a joined table's are those of the setting it joins."""
+    return chunk_params[part.joined.get(name, name)]
+
+
+def _scores(scores_dir: Path, sample: str, retriever: str, names: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    return {n: read_items(scores_dir / sample / retriever / f"{n}.parquet") for n in names}
+
+
+def _question_ids(path: Path) -> np.ndarray:
+    """The item ids of a per-item scores file, in the order ``read_items`` gives its values."""
+    df = read_table(path, ITEM_SCORES)
+    return df.loc[df["metric"] == df["metric"].iloc[0], "item_id"].to_numpy()
+
+
+def _words(sizes_dir: Path, names: list[str]) -> dict[str, np.ndarray]:
+    return {n: read_items(sizes_dir / n / "sizes.parquet")["words"] for n in names}
+
+
+def _drawn_documents_first(sample: dict, p: Part) -> None:
+    """The proposition and headers tables describe articles drawn first (stages/sample_documents.py)."""
+    if sample.get("draw") != "documents":
+        raise UserError(
+            f"samples.{p.sample}: the {p.name} table counts a seeded set of articles and their questions, but its "
+            "sample.json was drawn queries first; make it with stages/sample_documents.py (experiments/clinical/dvc.yaml)"
+        )
+
+
+def _chunk_list(names: list[str], words: dict[str, np.ndarray]) -> str:
+    return ", ".join(f"{label(n)} {len(words[n]):,} (mean {words[n].mean():.0f} words)" for n in names)
+
+
+def retrieval_table(
+    paper: Any,
+    p: Part,
+    retriever: str,
+    scores_dir: Path,
+    chunk_params: dict,
+    section: str,
+    title: str,
+    sample: str,
+    models: str,
+) -> PaperTable:
+    """Per setting of ``part``: P / R / F1 @ 5 beside the paper's row; the published differences
+    (paired); the boundary repair's own effect; ANOVA + Tukey on F1 within each group."""
+    s = paper.samples[p.sample]
+    if K not in s.ks:
+        raise UserError(f"{paper.path}: samples.{p.sample}.ks: the paper's figures are at k = {K}; keep {K} in ks")
+    names = list(p.settings)
+    unknown = [n for n in names if n not in ROWS]
+    if unknown:
+        raise UserError(
+            f"{paper.path.parent / RUNS}: {p.name}: setting {unknown[0]} has no row in biochunk/evaluation/reports/clinical.py ROWS; add one"
+        )
+    scores = _scores(scores_dir, p.sample, retriever, names)
+    rows = []
+    for n in names:
+        text, paper_row, note = ROWS[n]
+        note = note.format(overlap=_params(chunk_params, p, n).boundary_overlap)
+        ours = {m: mean_ci(scores[n][col], s.bootstrap, s.seed) for m, col in METRICS.items()}
+        rows.append(Row(text, dict(zip(METRICS, FIGURES[paper_row])), ours, f"{note}; vs paper {paper_row}"))
+    diffs = []
+    for a, b in DIFFERENCES:
+        if a not in scores or b not in scores:
+            continue
+        pa, pb = FIGURES[ROWS[a][1]], FIGURES[ROWS[b][1]]
+        for i, (m, col) in enumerate(METRICS.items()):
+            d = paired_delta(scores[a][col], scores[b][col], s.bootstrap, s.seed)
+            diffs.append(Difference(f"{label(b)} − {label(a)}", m, round(pb[i] - pa[i], 10), d))
+    notes = []
+    a, b = REPAIR
+    if a in scores and b in scores:
+        effect = "; ".join(
+            f"{m} {paired_delta(scores[a][col], scores[b][col], s.bootstrap, s.seed).fmt(signed=True)}"
+            for m, col in METRICS.items()
+        )
+        notes.append(f"Boundary-repair overlap alone ({label(b)} − {label(a)}, paired): {effect}.")
+    ids = _question_ids(scores_dir / p.sample / retriever / f"{names[0]}.parquet")
+    for group, members in GROUPS.items():
+        present = [n for n in members if n in scores]
+        if len(present) >= 2:
+            notes += anova_note(
+                group, [(label(n), pd.DataFrame({"question_id": ids, f"f1@{K}": scores[n][f"f1@{K}"]})) for n in present]
+            )
+    return PaperTable(
+        paper=PAPER, section=section, title=title, command=COMMAND, sample=sample, models=models, wall_s=None,
+        metrics=list(METRICS), rows=rows, differences=diffs, notes=notes,
+    )  # fmt: skip
+
+
+def anova_note(name: str, groups: list[tuple[str, pd.DataFrame]]) -> list[str]:
+    """One-way ANOVA + Tukey HSD on per-question F1 across ``groups`` (label, scores), with effect sizes."""
+    long = pd.concat([df.assign(method=lab) for lab, df in groups], ignore_index=True)
+    m = f"f1@{K}"
+    a, tk = compare.anova(long, m), compare.tukey(long, m)
+    out = [
+        "",
+        (
+            f"{name}, {m}: one-way ANOVA across {', '.join(lab for lab, _ in groups)}: F({a['df_between']}, {a['df_within']}) = "
+            f"{a['F']:.2f}, p = {a['p']:.3g}, η² = {a['eta_sq']:.3f}. Tukey HSD (B − A, adjusted p, Cohen's d_z: "
+            "mean of the per-question differences over their standard deviation):"
+        ),
+        "",
+        "| A | B | mean(B) − mean(A) | p adj. | d_z | differ |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for t in tk:
+        out.append(
+            f"| {t['a']} | {t['b']} | {t['mean_diff']:+.3f} | {t['p_adj']:.3g} | {t['cohen_dz']:+.2f} | {'yes' if t['reject'] else 'no'} |"
+        )
+    return out
+
+
+def spacy_tokens_per_word(texts: list[str]) -> float:
+    """spaCy's English tokens (whitespace tokens left out) per whitespace word over ``texts``."""
+    import spacy
+
+    tok = spacy.blank("en").tokenizer
+    tokens = sum(sum(not t.is_space for t in tok(x)) for x in texts)
+    return tokens / max(1, sum(len(x.split()) for x in texts))
+
+
+def embedder_window(model: str) -> int | None:
+    """The embedder's ``max_seq_length`` from its ``sentence_bert_config.json`` (no weights loaded)."""
+    path = Path(resolve(model, "embed.model")) / "sentence_bert_config.json"
+    value = json.loads(path.read_text(encoding="utf-8")).get("max_seq_length") if path.is_file() else None
+    return value if isinstance(value, int) else None
+
+
+def bm25_params(reports: Path, names: list[str]) -> tuple[float, float]:
+    """The k1 and b every BM25 run of the table searched with (the search_bm25 stage's reports)."""
+    used = {n: (r["k1"], r["b"]) for n in names for r in [read_json(reports / f"{n}.json")]}
+    if len(set(used.values())) != 1:
+        raise UserError(f"{reports}: the BM25 runs of one table searched with different k1 / b: {used}; re-run search_bm25")
+    return next(iter(used.values()))
+
+
+def full_corpus_tables(
+    paper: Any, p: Part, chunk_params: dict, scores_dir: Path, sizes_dir: Path, sample: dict, embed_model: str
+) -> list[PaperTable]:
+    """The retrieval part: every setting on all questions, dense and BM25, each its own table."""
+    names = list(p.settings)
+    words = _words(sizes_dir, names)
+    which = "all" if sample["queries"] == sample["of_queries"] else f"the first by id of {sample['of_queries']}"
+    text = (
+        f"{sample['queries']} COVID-QA questions ({which}; "
+        f"the paper: 30), each with one gold answer span; the chunks of all {sample['documents']} articles pooled in one index; "
+        f"k = {K}. Chunks: {_chunk_list(names, words)}"
+    )
+    dense = retrieval_table(
+        paper, p, "dense", scores_dir, chunk_params, "retrieval", "Retrieval P / R / F1 @ 5, dense (MiniLM), COVID-QA",
+        text, f"embedder {embed_model} (embed.model); no generator",
+    )  # fmt: skip
+    dense.not_run = []
+    if "proposition" not in names:
+        dense.not_run += [
+            (
+                "proposition (paper 0.38 / 0.71 / 0.49)",
+                (
+                    "the generator rewrites every sentence (14,798 in COVID-QA; SmolLM2-135M rewrote 0.44 sentences/s "
+                    "on two free cores, about 9 h): on a GPU, add a retrieval-proposition run to experiments/clinical/runs.yaml; "
+                    "on a sample of articles: the proposition table"
+                ),
+            ),
+            (
+                "proposition in the ANOVA + Tukey",
+                "the four-way comparisons lack proposition (above); the three-way ones are below, a four-way one on a sample in the proposition table",
+            ),
+        ]
+    dense.not_run.append(
+        (
+            "adaptive: BART micro-headers",
+            "no BART summariser ships offline; the rows use the noun-phrase header (generator headers: their own table)",
+        )
+    )
+    notes = []
+    if any(_params(chunk_params, p, n).method == "fixed" for n in names):
+        docs = read_table(sizes_dir.parent / "sample" / "corpus.parquet", CORPUS)["text"].tolist()
+        notes.append(
+            "The paper's fixed windows count spaCy tokens; this project's fixed windows count whitespace words "
+            f"(chunk.window / chunk.overlap), and on COVID-QA spaCy's English tokenizer gives {spacy_tokens_per_word(docs):.2f} tokens per word."
+        )
+    window = embedder_window(embed_model)
+    if window is not None:
+        notes.append(
+            f"The embedder reads the first {window} word pieces of a chunk (its max_seq_length); the rest of a longer chunk is not embedded."
+        )
+    dense.notes = [line for n in notes for line in (n, "")] + dense.notes
+    k1, b = bm25_params(scores_dir / p.sample / "search-bm25", names)
+    bm25 = retrieval_table(
+        paper, p, "bm25", scores_dir, chunk_params, "bm25", f"Retrieval P / R / F1 @ 5, BM25 (k1 {k1:g}, b {b:g}), COVID-QA",
+        text, f"BM25 (Pyserini, k1 {k1:g}, b {b:g}); the paper's figures are for its own retriever",
+    )  # fmt: skip
+    return [dense, bm25]
+
+
+def proposition_table(
+    paper: Any, p: Part, chunk_params: dict, scores_dir: Path, sizes_dir: Path, sample: dict, embed_model: str
+) -> PaperTable:
+    """The four-way comparison with proposition chunks, on the proposition part's sample of articles."""
+    _drawn_documents_first(sample, p)
+    names = list(p.settings)
+    words = _words(sizes_dir, names)
+    prop = [n for n in names if _params(chunk_params, p, n).method == "proposition"]
+    written = fallback = 0
+    sentences: set[tuple[str, int, int]] = set()
+    generator = chunk_params[prop[0]].generator if prop else "—"
+    for n in prop:
+        chunks = read_table(sizes_dir.parent / "chunks" / f"{n}.parquet", CHUNKS)
+        for doc, m in zip(chunks["doc_id"], chunks["metadata"]):
+            meta = json.loads(m)
+            written += len(meta.get("propositions", []))
+            fallback += meta.get("fallback", 0)
+            sentences |= {(doc, s, e) for _, s, e in meta.get("propositions", [])}
+    text = (
+        f"{sample['queries']} COVID-QA questions about a seeded sample of {sample['documents']} articles "
+        f"(samples.{p.sample}.max_documents; {len(sentences):,} sentences), their chunks pooled in one index; k = {K}. "
+        f"Chunks: {_chunk_list(names, words)}"
+    )
+    t = retrieval_table(
+        paper, p, "dense", scores_dir, chunk_params, "proposition",
+        "Retrieval P / R / F1 @ 5 with proposition, dense (MiniLM), COVID-QA sample", text,
+        f"embedder {embed_model} (embed.model); proposition writer {generator} (chunk.generator, temperature 0.2, "
+        "≤ 256 new tokens per sentence)",
+    )  # fmt: skip
+    t.notes = [
+        (
+            f"The generator wrote {written:,} propositions; {fallback:,} sentences got none usable and stand for "
+            'themselves (`metadata["fallback"]`). The same articles and questions in every row, so the differences '
+            "are paired; the full-corpus rows above lack proposition."
+        ),
+        "",
+    ] + t.notes
+    return t
+
+
+def headers_table(
+    paper: Any, p: Part, chunk_params: dict, scores_dir: Path, sizes_dir: Path, sample: dict, embed_model: str
+) -> PaperTable:
+    """Dense P / R / F1 @ 5 of adaptive chunks with each kind of micro-header (paired over questions)."""
+    _drawn_documents_first(sample, p)
+    s = paper.samples[p.sample]
+    by_header = {_params(chunk_params, p, n).header: n for n in p.settings}
+    scores = _scores(scores_dir, p.sample, "dense", list(p.settings))
+    words = _words(sizes_dir, list(p.settings))
+    rows = [
+        Row(
+            f"adaptive, {h} header",
+            dict(zip(METRICS, FIGURES["adaptive"])),
+            {m: mean_ci(scores[n][col], s.bootstrap, s.seed) for m, col in METRICS.items()},
+            HEADER_NOTES.get(h, ""),
+        )
+        for h, n in by_header.items()
+    ]
+    diffs = [
+        Difference(
+            f"{b} header − {a} header",
+            m,
+            None,
+            paired_delta(scores[by_header[a]][col], scores[by_header[b]][col], s.bootstrap, s.seed),
+        )
+        for a, b in HEADER_PAIRS
+        if a in by_header and b in by_header
+        for m, col in METRICS.items()
+    ]
+    counts = {len(w) for w in words.values()}
+    cuts = (
+        f"{counts.pop():,} adaptive chunks (the same cuts in every row)"
+        if len(counts) == 1
+        else "adaptive chunks: " + ", ".join(f"{h} header {len(words[n]):,}" for h, n in by_header.items())
+    )
+    titles = {}
+    for h in ("generator", "phrase"):
+        if h in by_header:
+            chunks = read_table(sizes_dir.parent / "chunks" / f"{by_header[h]}.parquet", CHUNKS)
+            titles[h] = [json.loads(m).get("header", "") for m in chunks["metadata"].head(3)]
+    generator = chunk_params[by_header["generator"]].generator if "generator" in by_header else "—"
+    notes = [
+        (
+            "The paper's figures are its adaptive row (with BART micro-headers); the paper reports no header ablation, "
+            "so no difference has a published direction. A header is embedded with its chunk and is outside the chunk's "
+            "offsets, so the rows differ only in what the embedder reads."
+        )
+    ]
+    if len(titles) == 2:
+        notes += [
+            "",
+            "The first three chunks' headers, generator: "
+            + "; ".join(f"“{t}”" for t in titles["generator"])
+            + "; noun phrase: "
+            + "; ".join(f"“{t}”" for t in titles["phrase"]),
+        ]
+    return PaperTable(
+        paper=PAPER, section="headers",
+        title="Micro-headers: generator-written titles against the project's, dense P / R / F1 @ 5, COVID-QA",
+        command=COMMAND,
+        sample=(
+            f"{sample['queries']} COVID-QA questions about a seeded sample of {sample['documents']} articles "
+            f"(samples.{p.sample}.max_documents), their chunks pooled in one index; k = {K}; {cuts}"
+        ),
+        models=f"embedder {embed_model} (embed.model); header writer {generator} (chunk.generator)",
+        wall_s=None, metrics=list(METRICS), rows=rows, differences=diffs, notes=notes,
+    )  # fmt: skip
+
+
+def non_response_table(scores_dir: Path, work: Path, embed_model: str, bootstrap: int, seed: int) -> PaperTable:
+    """The share of answers that decline, per arm of the QA stages (qa_context -> generate_qa ->
+    evaluate_qa): their per-question scores under ``scores_dir``, their reports under ``work``
+    (``metrics/`` and ``data/papers/clinical/non-response``)."""
+    scores_file = scores_dir / "report" / "scores.csv"
+    scores = pd.read_csv(scores_file, dtype={"question_id": str}).sort_values(["method", "question_id"])
+    by = {m: g for m, g in scores.groupby("method")}
+    context = read_json(work / "qa" / "report.json")
+    gen = read_json(work / "answers" / "report.json")
+    rows = [
+        Row(lab, {}, {name: mean_ci(by[arm][col].to_numpy(), bootstrap, seed) for name, col in ANSWER_METRICS.items()})
+        for arm, lab in ANSWER_ARMS.items()
+        if arm in by
+    ]
+    diffs = [
+        Difference(
+            f"{b} − {a}",
+            "non-response",
+            None,
+            paired_delta(by[a]["declined"].to_numpy(), by[b]["declined"].to_numpy(), bootstrap, seed),
+        )
+        for a, b in ANSWER_PAIRS
+        if a in by and b in by
+    ]
+    n = len(next(iter(by.values())))
+    example = "example" if gen["n_examples"] == 1 else "examples"
+    return PaperTable(
+        paper=PAPER, section="non-response", title="Non-response rate: answers that decline, per chunk method, COVID-QA",
+        command=COMMAND,
+        sample=(
+            f"{n} COVID-QA questions (a seeded sample, qa.max_questions; qa.corpus: {context['corpus']['mode']}, i.e. the articles of the "
+            f"sampled questions pooled), top {context['top_k']} chunks within {gen['context_words']} words per prompt, "
+            f"{gen['n_examples']} in-context {example}; every arm answers the same questions"
+        ),
+        models=f"generator {gen['model']} (generate.model), greedy, ≤ {gen['max_new_tokens']} new tokens; embedder {embed_model}",
+        wall_s=None, metrics=list(ANSWER_METRICS), rows=rows, differences=diffs,
+        notes=[
+            (
+                'Non-response: the answer is empty or declines (`biochunk.evaluation.answers.declined`: "the context does not '
+                'say / mention ...", "not mentioned / stated ...", "no / not enough information", "I don\'t know", '
+                '"cannot be answered / determined"). The system prompt allows it (`qa.decline: true`): "If the context '
+                'passages do not contain the answer, reply only: The context does not say." The paper gives no figure to '
+                "compare with (not in ../shared/docs/references.md)."
+            ),
+            "",
+            (
+                "Context holds the answer: the gold answer span appears whole in the context the model read. ROUGE-2 F1: "
+                f"against the gold span. Per-question scores: `{scores_file.as_posix()}`."
+            ),
+        ],
+    )  # fmt: skip
+
+
+def tables(
+    paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Path], samples: dict[str, dict], embed_model: str, plot: Path
+) -> list[PaperTable]:
+    """Every part's tables, then the non-response table. ``sizes``, ``samples``: each sample's
+    sizes folder (its other inputs lie beside it) and ``sample.json`` by name; ``plot`` unused.
+
+    The non-response part's bootstrap is the retrieval sample's (1,000 resamples, seed 42), as
+    every interval on the page."""
+    ps = parts(paper)
+    r, prop, head = ps["retrieval"], ps["proposition"], ps["headers"]
+    out = full_corpus_tables(paper, r, chunk_params, scores_dir, sizes[r.sample], samples[r.sample], embed_model)
+    out.append(proposition_table(paper, prop, chunk_params, scores_dir, sizes[prop.sample], samples[prop.sample], embed_model))
+    out.append(headers_table(paper, head, chunk_params, scores_dir, sizes[head.sample], samples[head.sample], embed_model))
+    s = paper.samples[r.sample]
+    # The QA stages' outputs: data/papers/clinical/non-response, beside the samples' folders.
+    work = sizes[r.sample].parent.parent / "non-response"
+    out.append(non_response_table(scores_dir / "non-response", work, embed_model, s.bootstrap, s.seed))
+    return out
