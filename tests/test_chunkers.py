@@ -95,7 +95,10 @@ def make(method: str, max_tokens: int | None = None, **overrides) -> Chunker:
     if method == "semchunk":  # from_params needs the real tokenizer (slow tests); words here
         return SemchunkChunker(chunk_size=max_tokens or 12, counter=count_words)
     if method == "proposition":  # from_params loads the generator (slow test); a mock here
-        return PropositionChunker(mock_propose, max_words=overrides.get("max_words", 10), max_tokens=max_tokens)
+        return PropositionChunker(
+            mock_propose, MockEncoder().encode, threshold=overrides.get("threshold", 0.8),
+            max_words=overrides.get("max_words", 10), max_tokens=max_tokens,
+        )  # fmt: skip
     p = {"method": method, "max_tokens": max_tokens, "chunk_size": 80, "chunk_overlap": 20, "n_clusters": 3, "min_words": 8}
     p.update(overrides)
     # The hybrid chunker reads a dataset's triggers and hierarchy: the embedded one's here.
@@ -1119,9 +1122,16 @@ def test_proposition_golden_groups_and_falls_back() -> None:
         calls.append(list(sentences))
         return mock_propose(sentences)
 
-    chunker = PropositionChunker(propose, max_words=8)
+    embeds: list[list[str]] = []
+
+    def embed(texts):
+        embeds.append(list(texts))
+        return np.ones((len(texts), 3))  # all on one topic: only the size decides here
+
+    chunker = PropositionChunker(propose, embed, max_words=8)
     chunks = chunker.chunk_batch([text, text])
     assert len(calls) == 1 and len(calls[0]) == 6, "every sentence of the batch goes to the generator in one call"
+    assert len(embeds) == 1 and len(embeds[0]) == 10, "every proposition (or fallback sentence) of the batch in one encoder call"
     a, b = chunks[0]
     # 3 + 3 words of propositions, then the fallback sentence (4 words) would make 10 > 8.
     assert (a.text, b.text) == ("Aspirin reduces pain, and it lowers fever.", "The mice were treated. Ibuprofen acts, too.")
@@ -1131,6 +1141,23 @@ def test_proposition_golden_groups_and_falls_back() -> None:
     for c in a, b:
         for _, s, e in c.metadata["propositions"]:
             assert c.start <= s < e <= c.end, "each proposition keeps the offsets of its source sentence"
+
+
+def test_proposition_unrelated_sentence_starts_a_new_chunk() -> None:
+    """The study's rule (§2.2.3): an unrelated proposition starts a new chunk, however much room
+    is left; related ones keep joining. Topic = which keyword a proposition names."""
+    text = "Aspirin eases pain. Aspirin thins blood. Rhinoplasty needs rest. Rhinoplasty swelling fades."
+
+    def embed(texts):
+        return np.array([[1.0, 0.0] if "Aspirin" in t else [0.0, 1.0] for t in texts])
+
+    def propose(sentences):
+        return [[s] for s in sentences]
+
+    chunks = PropositionChunker(propose, embed, threshold=0.8, max_words=500).chunk_batch([text])[0]
+    assert [c.text for c in chunks] == ["Aspirin eases pain. Aspirin thins blood.", "Rhinoplasty needs rest. Rhinoplasty swelling fades."]
+    # threshold -1: everything is related, so only the 500-word cap splits: one chunk.
+    assert len(PropositionChunker(propose, embed, threshold=-1.0, max_words=500).chunk_batch([text])[0]) == 1
 
 
 def test_proposition_chunks_are_embedded_as_their_propositions() -> None:
@@ -1179,11 +1206,13 @@ def test_rewriting_chunkers_get_their_rewriter_from_the_builder() -> None:
     # chunking never imports the generator: the builder passes a factory (the stages pass
     # biochunk.generation.rewrite.Rewriter), called with chunk.generator as before.
     REWRITERS_MADE.clear()
-    prop = build(params.defaults("chunk", method="proposition", generator="my/lm"), rewriter=FakeRewriter)
+    prop = build(params.defaults("chunk", method="proposition", generator="my/lm"), MockEncoder(), rewriter=FakeRewriter)
     assert REWRITERS_MADE == [("my/lm", {"temperature": 0.2, "seed": 42})]
     assert prop.chunk("Aspirin lowers fever, and it eases pain.")[0].metadata["propositions"][0][0] == "Aspirin lowers fever"
     with pytest.raises(ValueError, match="chunk.method proposition rewrites sentences .* must be built with a rewriter"):
-        build(params.defaults("chunk", method="proposition"))
+        build(params.defaults("chunk", method="proposition"), MockEncoder())
+    with pytest.raises(ValueError, match="chunk.method proposition needs an encoder"):
+        build(params.defaults("chunk", method="proposition"), rewriter=FakeRewriter)
     p = params.defaults("chunk", method="adaptive", header="generator", min_words=0, threshold=0.0)
     adaptive = build(p, MockEncoder(), rewriter=FakeRewriter)
     assert REWRITERS_MADE[-1] == ("smollm2-135m", {})
@@ -1230,7 +1259,7 @@ def test_chunk_params_header_and_generator() -> None:
 def test_proposition_from_params_with_the_offline_generator() -> None:
     from biochunk.generation.rewrite import Rewriter
 
-    chunker = build(params.defaults("chunk", method="proposition"), rewriter=Rewriter)
+    chunker = build(params.defaults("chunk", method="proposition"), MockEncoder(), rewriter=Rewriter)
     text = "Aspirin reduces inflammation and lowers fever."
     first = chunker.chunk(text)
     assert [c.text for c in first] == [text]

@@ -209,8 +209,8 @@ def test_the_clinical_params_and_runs_name_every_part_and_row():
     parts = clinical.parts(paper)
     assert list(parts) == list(paper.samples) == ["retrieval", "proposition", "headers"]  # one sample per part
     assert parts["retrieval"].joined == {"cluster-whole": "cluster"}
-    assert parts["retrieval"].settings == ("fixed", "cluster", "adaptive", "fixed-250", "fixed-400", "fixed-600", "cluster-whole",
-                                           "adaptive-sentence", "adaptive-repair")  # table order  # fmt: skip
+    assert parts["retrieval"].settings == ("recursive", "fixed", "cluster", "adaptive", "fixed-250", "fixed-400", "fixed-600",
+                                           "cluster-whole", "adaptive-sentence", "adaptive-repair")  # table order  # fmt: skip
     for name in (*parts["retrieval"].settings, *parts["proposition"].settings):
         assert name in clinical.ROWS, f"{name}: no row in the report module"
     # The study's settings start from the project's chunk section (retrieve.chunk's cap undone).
