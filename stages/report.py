@@ -1,4 +1,4 @@
-"""Stage report: a paper pipeline's tables, rendered into docs/results/<paper>.md.
+"""Stage report: the tables of a paper whose arms are chunk settings, into docs/results/<paper>.md.
 
 Thin by design: it reads the evaluate stages' tracked outputs (metrics and per-item scores),
 builds the paper's tables (``evaluation.reports.<paper>``) and writes them between their
@@ -18,7 +18,9 @@ log = logging.getLogger("report")
 
 # Imported by name, so each paper's report stage depends on its own table builder only
 # (scripts/stage_deps.py adds biochunk/evaluation/reports/<paper>.py to its deps).
-REPORTS = ("bioasq", "clinical", "semchunk", "structural")
+# Papers whose arms are QA runs have their own stage, stages/report_runs.py: it reads no
+# project params, so a chunk param cannot make their report stale.
+REPORTS = ("clinical", "semchunk", "structural")
 
 
 def main() -> None:
@@ -34,20 +36,10 @@ def main() -> None:
         "--evaluated", type=Path, action="append", default=[],
         help="folder of the evaluate stages' per-chunk sizes, <setting>/: one per sample, in the same order",
     )  # fmt: skip
-    ap.add_argument(
-        "--runs", type=Path, action="append", default=[],
-        help="a paper whose arms are QA runs (bioasq): each run's folder of QA stage outputs, in its module's order",
-    )  # fmt: skip
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
-    if args.runs:
-        # Its params file is a project params file (the QA stages' --params), not experiments'.
-        for table in module.tables(args.paper_params, args.scores, args.runs):
-            md, js = publish(table, args.results)
-            log.info("%s: %s, %s", table.section, md, js)
-        return
     paper = experiments.load(args.paper_params)
     base = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)

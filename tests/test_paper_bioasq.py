@@ -153,7 +153,7 @@ def _make_run(root, run: str, run_arms: list[str], questions: list[str], rng, n_
 
 
 def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_scores(tmp_path):
-    """report.py --paper bioasq on made-up runs laid out as experiments/bioasq/dvc.yaml lays them
+    """report_runs.py --paper bioasq on made-up runs laid out as experiments/bioasq/dvc.yaml lays them
     out: four tables, the page's prose kept, every Table 1 interval the scores'."""
     paper = tmp_path / "experiments"
     paper.mkdir()
@@ -177,7 +177,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     (results / "bioasq-reshaping.md").write_text(
         "# Prose kept\n\n<!-- paper-table:table1:start -->\nold\n<!-- paper-table:table1:end -->\n\nMore prose.\n"
     )
-    r = _stage("report.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
+    r = _stage("report_runs.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
                "--results", str(results), "--runs", str(data / "main"), "--runs", str(data / "icl"))  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     page = (results / "bioasq-reshaping.md").read_text()
@@ -194,7 +194,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     assert len(icl["rows"]) == 4 and "3 examples of the question's type" in icl["rows"][1]["label"]
     # The ICL run must answer the main run's questions.
     frames["icl"][frames["icl"]["question_id"] != "q00"].to_csv(scores / "icl" / "report" / "scores.csv", index=False)
-    r = _stage("report.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
+    r = _stage("report_runs.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
                "--results", str(results), "--runs", str(data / "main"), "--runs", str(data / "icl"))  # fmt: skip
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 2 and len(lines) == 1 and "did not answer the same questions" in lines[0], r.stderr
