@@ -742,7 +742,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
     t1j += [
         composite(
             "no context: recall − precision", f"{m} R − P", col(f"{m} R", "none") - col(f"{m} P", "none"),
-            (NONE_R_OVER_P,), _keys("none", "none", m, COMMON),
+            (NONE_R_OVER_P,), _keys("none", "none", m, tuple(k for k in COMMON if k != "cap")),
         )
         for m in ("ROUGE-2", "BERTScore")
     ]
@@ -917,7 +917,7 @@ def not_run_main(settings: Settings, ctx: dict, q: dict, gen: dict) -> list[NotR
         NotRun(
             "BioASQ 12 (340 questions: the paper's Table 4, its ICL results and its Phase A+ comparison)",
             "the datasets mirror (../shared/datasets/bioasq) holds Task 7B–11B only; BioASQ 12b's gold batches come "
-            "from the BioASQ participants' area.",
+            "from the BioASQ participants' area. (The comparison's text calls R2-F1 “Precision”, line 72.)",
             f"add Task12B/12B1–12B4_golden.json to `bioasq` in configs/datasets.yaml (path, url, sha256) and to the "
             f"mirror, `dvc repro experiments/datasets/dvc.yaml`, then `dvc exp run {exp}/dvc.yaml "
             f"{both(f'qa.question_splits={splits12}')} -S '{exp}/params.yaml:retrieve.qa_test_splits={splits12}'`.",
