@@ -17,6 +17,7 @@ from scipy.stats import ttest_rel
 
 from biochunk import params
 from biochunk.errors import UserError
+from biochunk.evaluation import papers
 from biochunk.evaluation.papers import mean_ci, paired_delta, paired_statistic
 from biochunk.evaluation.reports import bioasq
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, write_table
@@ -326,20 +327,20 @@ def test_the_icl_intervals_are_recomputed_from_both_runs_tracked_scores():
 
 def test_holm_adjusts_step_down_and_keeps_the_order():
     # sorted 0.01, 0.03, 0.04: x3, x2, x1 = 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06
-    assert bioasq.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert list(bioasq.holm([])) == []
+    assert papers.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert list(papers.holm([])) == []
 
 
 def test_the_smallest_detectable_difference_is_the_paired_t_tests():
     c = np.array([1.0, -1.0] * 5)  # n 10, SD (ddof 1) = sqrt(10/9)
     # (t_0.975,9 + t_0.80,9) * SD / sqrt(n) = (2.2622 + 0.8834) * 1.0541 / 3.1623
-    assert bioasq.detectable(c) == pytest.approx(0.99471 * np.sqrt(10 / 9), abs=1e-4)
-    assert bioasq.detectable(2 * c) == pytest.approx(2 * bioasq.detectable(c))
+    assert papers.detectable(c) == pytest.approx(0.99471 * np.sqrt(10 / 9), abs=1e-4)
+    assert papers.detectable(2 * c) == pytest.approx(2 * papers.detectable(c))
 
 
 def test_p_value_and_relative_change_on_toy_numbers():
-    assert bioasq.p_value(np.zeros(5)) == 1.0  # identical arms: nothing to detect
-    assert bioasq.p_value(np.array([1.0, 2.0, 3.0])) == pytest.approx(ttest_rel([1, 2, 3], [0, 0, 0]).pvalue)
+    assert papers.p_value(np.zeros(5)) == 1.0  # identical arms: nothing to detect
+    assert papers.p_value(np.array([1.0, 2.0, 3.0])) == pytest.approx(ttest_rel([1, 2, 3], [0, 0, 0]).pvalue)
     assert bioasq.relative_change(np.array([[0.2, 0.3], [0.2, 0.1], [0.4, 0.5]])) == pytest.approx(0.9 / 0.8 - 1)
 
 

@@ -31,20 +31,19 @@ No wall time: a pipeline's page must reproduce byte for byte (the stages' report
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import yaml
-from scipy.stats import t as student_t
 from scipy.stats import ttest_1samp
 
 from biochunk.errors import UserError
 from biochunk.evaluation.papers import (
     Difference,
     Estimate,
+    Judged,
     NotRun,
     PaperTable,
     Row,
@@ -52,7 +51,9 @@ from biochunk.evaluation.papers import (
     Sources,
     mean_ci,
     paired_delta,
+    holm,
     paired_statistic,
+    stats_notes,
 )
 from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_json, read_table
 
@@ -84,7 +85,6 @@ PAPER_METRICS = ("ROUGE-2 R", "ROUGE-2 P", "ROUGE-2 F1", "BERTScore R", "BERTSco
 JUDGED = (*PAPER_METRICS, "ROUGE-SU4 F1")  # the metrics of a pair's differences
 F1S = ("ROUGE-2 F1", "BERTScore F1")
 RELATIVE = " (relative: B/A − 1)"  # metric suffix of a relative change, the form of the paper's ICL figures
-ALPHA, POWER = 0.05, 0.80  # the t-tests' level; the power of the smallest detectable difference
 
 # -- the paper's words (../shared/papers/003_*: one paragraph per line; tests/test_citations.py
 # finds every quote at its line) --------------------------------------------------------------
@@ -415,45 +415,6 @@ def relative_change(rows: np.ndarray) -> float:
     return float(rows[:, 1].mean() / a - 1) if a else float("nan")
 
 
-def detectable(contrast: np.ndarray, alpha: float = ALPHA, power: float = POWER) -> float:
-    """The smallest mean difference a two-sided paired t-test at ``alpha`` finds with ``power``,
-    at this sample size and the observed SD of the per-question differences."""
-    n = len(contrast)
-    if n < 2:
-        return float("nan")
-    sd = float(np.std(contrast, ddof=1))
-    return (student_t.ppf(1 - alpha / 2, n - 1) + student_t.ppf(power, n - 1)) * sd / np.sqrt(n)
-
-
-def p_value(contrast: np.ndarray) -> float:
-    """Two-sided paired t-test of a zero mean difference (scipy's ttest_rel is ttest_1samp of
-    the differences); 1.0 where every difference is 0."""
-    if len(contrast) < 2 or not np.any(contrast != contrast[0]):
-        return 1.0 if not np.any(contrast) else 0.0
-    return float(ttest_1samp(contrast, 0.0).pvalue)
-
-
-def holm(pvalues: list[float]) -> np.ndarray:
-    """Holm's step-down adjustment of a family of p-values (statsmodels' ``multipletests``)."""
-    from statsmodels.stats.multitest import multipletests
-
-    if not pvalues:
-        return np.array([])
-    return multipletests(pvalues, alpha=ALPHA, method="holm")[1]
-
-
-@dataclass
-class Judged:
-    """A difference with its per-question contrast, whose mean the t-test and the power read."""
-
-    diff: Difference
-    contrast: np.ndarray
-
-    @property
-    def p(self) -> float:
-        return p_value(self.contrast)
-
-
 def _base(metric: str) -> str:
     return metric.removesuffix(RELATIVE)
 
@@ -461,55 +422,6 @@ def _base(metric: str) -> str:
 def _bullets(notes: list[str]) -> list[str]:
     """Notes as a Markdown list (consecutive lines would run into one paragraph)."""
     return [f"- {x}" for x in notes]
-
-
-def _span(values: list[float], digits: int) -> str:
-    lo, hi = (f"{x:.{digits}f}" for x in (np.nanmin(values), np.nanmax(values)))
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
-def stats_notes(judged: list[Judged], n: int, digits: int = 3) -> list[str]:
-    """Holm-adjusted paired t-tests over the table's differences, the smallest difference it can
-    detect per metric, and its verdicts on the paper's stated directions."""
-    if not judged:
-        return []
-    ps = [j.p for j in judged]
-    adj = holm(ps)
-    low = [(j, p, a) for j, p, a in zip(judged, ps, adj) if p < ALPHA]
-    kept = [x for x in low if x[2] < ALPHA]
-    detect: dict[str, list[float]] = {}
-    for j in judged:
-        detect.setdefault(_base(j.diff.metric), []).append(detectable(j.contrast))
-    claimed = [j.diff for j in judged if j.diff.paper is not None or j.diff.claim is not None]
-    verdicts = {v: [d for d in claimed if d.direction == v] for v in ("confirmed", "reversed", "not separable")}
-
-    def names(ds: list[Difference]) -> str:
-        return "; ".join(f"{d.label} ({d.metric})" for d in ds) or "none"
-
-    out = [
-        (
-            f"Multiple comparisons: {len(judged)} paired differences in this table. Paired t-test p < {ALPHA} "
-            f"before adjustment for {len(low)}"
-            + (": " + "; ".join(f"{j.diff.label} ({j.diff.metric}) p = {p:.3f}, Holm p = {a:.3f}" for j, p, a in low) if low else "")
-            + f". Below {ALPHA} after Holm's adjustment over all {len(judged)}: {len(kept)}"
-            + (" (" + "; ".join(f"{j.diff.label} ({j.diff.metric})" for j, _, _ in kept) + ")" if kept else "")
-            + ". The verdicts use the 95% bootstrap intervals, unadjusted."
-        ),
-        (
-            f"Smallest difference this table can detect (paired t-test, two-sided α = {ALPHA}, {POWER:.0%} power, "
-            f"n = {n}, from each difference's observed SD of the per-question differences; absolute units, "
-            "range over the table's differences): "
-            + "; ".join(f"{m} {_span(v, digits)}" for m, v in detect.items())
-            + "."
-        ),
-    ]
-    if claimed:
-        out.append(
-            f"The paper's stated directions here ({len(claimed)}): confirmed {len(verdicts['confirmed'])} "
-            f"({names(verdicts['confirmed'])}); reversed {len(verdicts['reversed'])} ({names(verdicts['reversed'])}); "
-            f"not separable {len(verdicts['not separable'])}."
-        )
-    return out
 
 
 def ttest_note(what: str, judged: list[Judged], a_label: str, b_label: str) -> str:
@@ -779,7 +691,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
                 "(the gain in precision) − (the gain in recall) and (the BERTScore F1 gain) − (the ROUGE-2 F1 gain) of "
                 "unranked topics over no context, each on the metric's own 0–1 scale."
             ),
-            *stats_notes(t1j, n),
+            *stats_notes(t1j, n, group=_base),
             settings.legend(),
             reshape_note,
         ]),
@@ -850,7 +762,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
             f"Questions whose context as the model read it ({gen['context_words']}-word budget) is identical to "
             f"{label(first)}'s: " + ", ".join(f"{label(a).split(', ')[1]} {v}/{n}" for a, v in same.items()) + ".",
             ranker_note(ctx),
-            *stats_notes(t2j, n),
+            *stats_notes(t2j, n, group=_base),
             reshape_note,
         ]),
         **common,
@@ -1047,7 +959,7 @@ def length_table(
                 f"answer is the first line of the reply (parse_answer): at most {int(max(v.max() for v in lengths.values()))} "
                 f"words here, while the gold answers average {gold.mean():.1f}."
             ),
-            *stats_notes(judged, n, digits=1),
+            *stats_notes(judged, n, digits=1, group=_base),
         ]),
         digits=1,
         **{**common, "metrics": metrics},
@@ -1156,6 +1068,6 @@ def icl_table(
                 f"the ICL variant vs the main run's unranked topics ({shots(k1, False)}; the paper's: without ICL)",
                 judged, f"{label(UNRANKED)}, {k1} example", f"{label(arm)}, {k} typed examples",
             ),
-            *stats_notes(judged, n),
+            *stats_notes(judged, n, group=_base),
         ]),
     )
