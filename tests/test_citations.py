@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from biochunk.evaluation.papers import Source
-from biochunk.evaluation.reports import clinical, semchunk, structural
+from biochunk.evaluation.reports import bioasq, clinical, semchunk, structural
 from tests.conftest import ROOT
 
 PAPERS = ROOT.parent / "shared" / "papers"
-BUILDERS = {"clinical": clinical, "semchunk": semchunk, "structural": structural}
+BUILDERS = {"bioasq": bioasq, "clinical": clinical, "semchunk": semchunk, "structural": structural}
 LINES = re.compile(r"\blines? (\d+)(?:[–-](\d+))?")
 
 
@@ -47,7 +47,7 @@ def flat(text: str) -> str:
 
 
 def test_the_builders_cite_something():
-    assert len(builder_sources()) >= 10 and {s.file[:3] for s in builder_sources()} == {"001", "002", "004"}
+    assert len(builder_sources()) >= 10 and {s.file[:3] for s in builder_sources()} == {"001", "002", "003", "004"}
 
 
 @pytest.mark.parametrize("source", CITED, ids=[f"{s.file[:3]} {s.where}: {s.quote[:30]}" for s in CITED])
@@ -70,6 +70,11 @@ def test_a_misquote_is_caught():
         pytest.skip(f"the paper texts are not here: {PAPERS} is absent")
     text = flat((PAPERS / semchunk.ORDER.file).read_text(encoding="utf-8"))
     assert flat(semchunk.ORDER.quote) in text and flat(semchunk.ORDER.quote.replace("15.6%", "16.5%")) not in text
+    # The context-reshaping paper: -5.17% on R2-R, not -5.71%; and a quote must stand at its line.
+    lines = (PAPERS / bioasq.TEXT).read_text(encoding="utf-8").splitlines()
+    assert bioasq.ICL_R2_R.where.endswith("line 71") and bioasq.ICL_R2_R.quote in lines[70]
+    assert bioasq.ICL_R2_R.quote.replace("-5.17%", "-5.71%") not in flat("\n".join(lines))
+    assert bioasq.ICL_R2_R.quote not in lines[69], "a quote is looked for at its line, not anywhere"
 
 
 def report_stage(paper: str, results: Path) -> list[str]:

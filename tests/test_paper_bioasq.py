@@ -13,12 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.stats import ttest_rel
 
 from biochunk import params
 from biochunk.errors import UserError
-from biochunk.evaluation.papers import mean_ci, paired_delta
+from biochunk.evaluation import papers
+from biochunk.evaluation.papers import mean_ci, paired_delta, paired_statistic
 from biochunk.evaluation.reports import bioasq
-from biochunk.io import QA_ANSWERS, write_table
+from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, write_table
 from biochunk.retrieval.contexts import arms
 from tests.conftest import ROOT
 
@@ -146,6 +148,12 @@ def _make_run(root, run: str, run_arms: list[str], questions: list[str], rng, n_
         for q in questions
     ]
     write_table(pd.DataFrame(rows, columns=QA_ANSWERS.names), root / run / "answers" / "answers.parquet", QA_ANSWERS)
+    sample = [(q, "11B1", "factoid", f"question {q}?", ["a gold answer of seven words here"], ["d1"], "", "answer") for q in questions]
+    write_table(pd.DataFrame(sample, columns=QA_SAMPLE.names), root / run / "qa" / "questions.parquet", QA_SAMPLE)
+    found = [(q, a, 1, f"{a}:{q}:1", "d1", 0.0, "dense") for a in run_arms if a != "none" for q in questions]
+    write_table(pd.DataFrame(found, columns=QA_CONTEXTS.names), root / run / "qa" / "contexts.parquet", QA_CONTEXTS)
+    chunks = [("d1", c, "some context words", 0, 18, 3, "x", [], "{}") for _, _, _, c, *_ in found]
+    write_table(pd.DataFrame(chunks, columns=CHUNKS.names), root / run / "qa" / "chunks.parquet", CHUNKS)
     cols = list(bioasq.METRICS.values())
     return pd.DataFrame(
         [(a, q, *rng.random(len(cols))) for a in run_arms for q in questions], columns=["method", "question_id", *cols]
@@ -192,6 +200,21 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     assert (got.value, got.lo, got.hi) == pytest.approx((shown["value"], shown["lo"], shown["hi"]), abs=1e-12)
     icl = json.loads((results / "data" / "bioasq-reshaping-icl.json").read_text())
     assert len(icl["rows"]) == 4 and "3 examples of the question's type" in icl["rows"][1]["label"]
+    # Every published direction: judged, cited, with how our setting differs; every row not run has its command.
+    tables = [json.loads((results / "data" / f"bioasq-reshaping-{s}.json").read_text()) for s in ("table1", "table2", "table5", "icl")]
+    claims = [d for t in tables for d in t["differences"] if d["claim"] is not None or d["paper"] is not None]
+    assert len(claims) > 40
+    for d in claims:
+        assert d["sources"] and d["setting"] and d["direction"] in ("confirmed", "reversed", "not separable"), d
+    assert {d["paper"] for d in claims if d["paper"] is not None} == {-0.0517, -0.0092, 0.2234, 0.0432}
+    for t in tables:
+        assert all(n["reason"] and n["command"] for n in t["not_run"]), t["section"]
+        assert any(n.startswith("- Multiple comparisons:") for n in t["notes"]), t["section"]
+        assert any(n.startswith("- Smallest difference this table can detect") for n in t["notes"]), t["section"]
+    assert "BioASQ 12" in " ".join(n["row"] for n in tables[0]["not_run"])
+    t5 = tables[2]
+    gold = next(r for r in t5["rows"] if r["label"].startswith("gold standard (BioASQ ideal answers"))
+    assert gold["ours"]["answer words"]["value"] == 7.0  # "a gold answer of seven words here"
     # The ICL run must answer the main run's questions.
     frames["icl"][frames["icl"]["question_id"] != "q00"].to_csv(scores / "icl" / "report" / "scores.csv", index=False)
     r = _stage("report_runs.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
@@ -222,17 +245,49 @@ def test_every_table_1_and_2_interval_is_recomputed_from_the_tracked_per_questio
     if not path.is_file():
         pytest.fail(f"{section} is rendered by the pipeline, but {path} is not tracked")
     ev = _load("params.yaml")["evaluate"]
+    boot = (ev["bootstrap"], ev["seed"])
     w = bioasq.wide(bioasq.read_scores(path))
     by_label = {bioasq.label(a): a for a in ("none", "gold", bioasq.UNRANKED, *bioasq.TABLE2)}
     assert table["rows"], "the table shows no arm"
     for row in table["rows"]:
         arm = by_label[row["label"]]
         for metric, col in bioasq.METRICS.items():
-            _close(mean_ci(w[col][arm].to_numpy(), ev["bootstrap"], ev["seed"]), row["ours"][metric])
+            _close(mean_ci(w[col][arm].to_numpy(), *boot), row["ours"][metric])
+
+    def x(metric: str, arm: str) -> np.ndarray:
+        return w[bioasq.METRICS[metric]][arm].to_numpy()
+
+    assert table["differences"]
     for d in table["differences"]:
-        b, a = (by_label[x] for x in d["label"].split(" − "))
-        col = bioasq.METRICS[d["metric"]]
-        _close(paired_delta(w[col][a].to_numpy(), w[col][b].to_numpy(), ev["bootstrap"], ev["seed"]), d["ours"])
+        head, _, what = d["label"].partition(": ")
+        if what == "recall − precision":  # within one arm
+            m = d["metric"].removesuffix(" R − P")
+            _close(mean_ci(x(f"{m} R", by_label[head]) - x(f"{m} P", by_label[head]), *boot), d["ours"])
+            continue
+        b, a = (by_label[v] for v in head.split(" − "))
+        if what == "precision gain − recall gain":
+            m = d["metric"].removesuffix(" ΔP − ΔR")
+            got = (x(f"{m} P", b) - x(f"{m} P", a)) - (x(f"{m} R", b) - x(f"{m} R", a))
+        elif what == "semantic gain − lexical gain":
+            got = (x("BERTScore F1", b) - x("BERTScore F1", a)) - (x("ROUGE-2 F1", b) - x("ROUGE-2 F1", a))
+        else:
+            _close(paired_delta(x(d["metric"], a), x(d["metric"], b), *boot), d["ours"])
+            continue
+        _close(mean_ci(got, *boot), d["ours"])
+
+
+def test_the_paired_t_tests_of_the_papers_best_and_of_ours_are_scipys():
+    table = _table("table2")
+    w = bioasq.wide(bioasq.read_scores(SCORES / "main" / "report" / "scores.csv"))
+    notes = "\n".join(table["notes"])
+    assert "the paper's pre-specified best, 10 x 15, vs unranked topics" in notes
+    for m in bioasq.PAPER_METRICS:
+        c = bioasq.METRICS[m]
+        r = ttest_rel(w[c][bioasq.PAPER_BEST], w[c][bioasq.UNRANKED])
+        assert f"{m}: t = {r.statistic:+.2f}, p = {r.pvalue:.3f}" in notes
+    best = bioasq.best_variant(bioasq.read_scores(SCORES / "main" / "report" / "scores.csv"))
+    if best != bioasq.PAPER_BEST:
+        assert f"our best found ({bioasq.label(best)}" in notes
 
 
 def test_the_icl_intervals_are_recomputed_from_both_runs_tracked_scores():
@@ -250,3 +305,54 @@ def test_the_icl_intervals_are_recomputed_from_both_runs_tracked_scores():
                     mean_ci(t[bioasq.METRICS[metric]].to_numpy(), ev["bootstrap"], ev["seed"]),
                     table["rows"][2 * i + j]["ours"][metric],
                 )
+    # The differences: relative changes (the paper's form for recall and precision) and absolute ones.
+    diffs = iter(table["differences"])
+    for a in ("none", arm):
+        x = one[one["method"] == a].set_index("question_id").sort_index()
+        y = many[many["method"] == a].set_index("question_id").reindex(x.index)
+        for metric in bioasq.JUDGED:
+            d = next(diffs)
+            u, v = x[bioasq.METRICS[metric]].to_numpy(), y[bioasq.METRICS[metric]].to_numpy()
+            if d["metric"].endswith(bioasq.RELATIVE):
+                assert d["metric"] == metric + bioasq.RELATIVE and metric.endswith((" R", " P"))
+                rel = paired_statistic(np.column_stack([u, v]), lambda r: r[:, 1].mean() / r[:, 0].mean() - 1, ev["bootstrap"], ev["seed"])
+                _close(rel, d["ours"])
+            else:
+                assert d["metric"] == metric
+                _close(paired_delta(u, v, ev["bootstrap"], ev["seed"]), d["ours"])
+
+
+# -- the statistics beside the intervals, against numbers worked out by hand ----------------------
+
+
+def test_holm_adjusts_step_down_and_keeps_the_order():
+    # sorted 0.01, 0.03, 0.04: x3, x2, x1 = 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06
+    assert papers.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert list(papers.holm([])) == []
+
+
+def test_the_smallest_detectable_difference_is_the_paired_t_tests():
+    c = np.array([1.0, -1.0] * 5)  # n 10, SD (ddof 1) = sqrt(10/9)
+    # (t_0.975,9 + t_0.80,9) * SD / sqrt(n) = (2.2622 + 0.8834) * 1.0541 / 3.1623
+    assert papers.detectable(c) == pytest.approx(0.99471 * np.sqrt(10 / 9), abs=1e-4)
+    assert papers.detectable(2 * c) == pytest.approx(2 * papers.detectable(c))
+
+
+def test_p_value_and_relative_change_on_toy_numbers():
+    assert papers.p_value(np.zeros(5)) == 1.0  # identical arms: nothing to detect
+    assert papers.p_value(np.array([1.0, 2.0, 3.0])) == pytest.approx(ttest_rel([1, 2, 3], [0, 0, 0]).pvalue)
+    assert bioasq.relative_change(np.array([[0.2, 0.3], [0.2, 0.1], [0.4, 0.5]])) == pytest.approx(0.9 / 0.8 - 1)
+
+
+def test_every_claim_cites_the_paper_and_no_pair_is_claimed_both_ways():
+    for spec in (bioasq.TABLE1_CLAIMS, bioasq.TABLE2_CLAIMS):
+        merged = bioasq._claims(spec)
+        assert all(sources and all(s.file == bioasq.TEXT for s in sources) for _, sources in merged.values())
+    assert set(bioasq.ICL_CLAIMS) == set(bioasq.PAPER_METRICS) == set(bioasq.ICL_TTEST_CLAIMS)
+    # A paper figure is the relative change its source prints (line 71: "-5.17%" -> -0.0517).
+    for sign, figure, sources in bioasq.ICL_CLAIMS.values():
+        if figure is not None:
+            printed = [s.figure for s in sources if s.figure]
+            assert printed == [f"{figure * 100:+.2f}%"] and (figure > 0) == (sign > 0)
+    with pytest.raises(ValueError, match="disagree"):
+        bioasq._claims([("a", "b", ("m",), 1, ()), ("a", "b", ("m",), -1, ())])

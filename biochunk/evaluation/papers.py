@@ -23,9 +23,13 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from scipy.stats import t as student_t
+from scipy.stats import ttest_1samp
 
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import ITEM_SCORES, atomic_path, read_table
+
+ALPHA, POWER = 0.05, 0.80  # the t-tests' level; the power of the smallest detectable difference
 
 Direction = Literal["confirmed", "reversed", "not separable", "no published figure"]
 
@@ -222,6 +226,98 @@ def render(t: PaperTable) -> str:
         out += ["", "Sources (paper texts of `../shared/papers/`):", ""]
         out += [f"{i}. `{s.file}`, {s.where}: “{s.quote}”" for s, i in refs.items()]
     return "\n".join(out) + "\n"
+
+
+# -- statistics beside the intervals: paired t-tests, Holm, the smallest detectable difference --
+
+
+def detectable(contrast: np.ndarray, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest mean difference a two-sided paired t-test at ``alpha`` finds with ``power``,
+    at this sample size and the observed SD of the per-question differences."""
+    n = len(contrast)
+    if n < 2:
+        return float("nan")
+    sd = float(np.std(contrast, ddof=1))
+    return (student_t.ppf(1 - alpha / 2, n - 1) + student_t.ppf(power, n - 1)) * sd / np.sqrt(n)
+
+
+def p_value(contrast: np.ndarray) -> float:
+    """Two-sided paired t-test of a zero mean difference (scipy's ttest_rel is ttest_1samp of
+    the differences); 1.0 where every difference is 0."""
+    if len(contrast) < 2 or not np.any(contrast != contrast[0]):
+        return 1.0 if not np.any(contrast) else 0.0
+    return float(ttest_1samp(contrast, 0.0).pvalue)
+
+
+def holm(pvalues: list[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (statsmodels' ``multipletests``)."""
+    from statsmodels.stats.multitest import multipletests
+
+    if not pvalues:
+        return np.array([])
+    return multipletests(pvalues, alpha=ALPHA, method="holm")[1]
+
+
+@dataclass
+class Judged:
+    """A difference with its per-question contrast, whose mean the t-test and the power read."""
+
+    diff: Difference
+    contrast: np.ndarray
+
+    @property
+    def p(self) -> float:
+        return p_value(self.contrast)
+
+
+def _span(values: list[float], digits: int) -> str:
+    lo, hi = (f"{x:.{digits}f}" for x in (np.nanmin(values), np.nanmax(values)))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def stats_notes(judged: list[Judged], n: int, digits: int = 3, group: Callable[[str], str] = str) -> list[str]:
+    """Holm-adjusted paired t-tests over the table's differences, the smallest difference it can
+    detect per metric (``group``: the metric a difference's metric counts under), and its verdicts
+    on the paper's stated directions."""
+    if not judged:
+        return []
+    ps = [j.p for j in judged]
+    adj = holm(ps)
+    low = [(j, p, a) for j, p, a in zip(judged, ps, adj) if p < ALPHA]
+    kept = [x for x in low if x[2] < ALPHA]
+    detect: dict[str, list[float]] = {}
+    for j in judged:
+        detect.setdefault(group(j.diff.metric), []).append(detectable(j.contrast))
+    claimed = [j.diff for j in judged if j.diff.paper is not None or j.diff.claim is not None]
+    verdicts = {v: [d for d in claimed if d.direction == v] for v in ("confirmed", "reversed", "not separable")}
+
+    def names(ds: list[Difference]) -> str:
+        return "; ".join(f"{d.label} ({d.metric})" for d in ds) or "none"
+
+    out = [
+        (
+            f"Multiple comparisons: {len(judged)} paired differences in this table. Paired t-test p < {ALPHA} "
+            f"before adjustment for {len(low)}"
+            + (": " + "; ".join(f"{j.diff.label} ({j.diff.metric}) p = {p:.3f}, Holm p = {a:.3f}" for j, p, a in low) if low else "")
+            + f". Below {ALPHA} after Holm's adjustment over all {len(judged)}: {len(kept)}"
+            + (" (" + "; ".join(f"{j.diff.label} ({j.diff.metric})" for j, _, _ in kept) + ")" if kept else "")
+            + ". The verdicts use the 95% bootstrap intervals, unadjusted."
+        ),
+        (
+            f"Smallest difference this table can detect (paired t-test, two-sided α = {ALPHA}, {POWER:.0%} power, "
+            f"n = {n}, from each difference's observed SD of the per-question differences; absolute units, "
+            "range over the table's differences): "
+            + "; ".join(f"{m} {_span(v, digits)}" for m, v in detect.items())
+            + "."
+        ),
+    ]
+    if claimed:
+        out.append(
+            f"The paper's stated directions here ({len(claimed)}): confirmed {len(verdicts['confirmed'])} "
+            f"({names(verdicts['confirmed'])}); reversed {len(verdicts['reversed'])} ({names(verdicts['reversed'])}); "
+            f"not separable {len(verdicts['not separable'])}."
+        )
+    return out
 
 
 def read_items(path: Path) -> dict[str, np.ndarray]:
