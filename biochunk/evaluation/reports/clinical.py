@@ -26,7 +26,18 @@ import yaml
 
 from biochunk.errors import UserError
 from biochunk.evaluation import compare
-from biochunk.evaluation.papers import Difference, NotRun, PaperTable, Row, Source, mean_ci, paired_delta, read_items
+from biochunk.evaluation.papers import (
+    Difference,
+    Judged,
+    NotRun,
+    PaperTable,
+    Row,
+    Source,
+    mean_ci,
+    paired_delta,
+    read_items,
+    stats_notes,
+)
 from biochunk.io import CHUNKS, CORPUS, ITEM_SCORES, read_json, read_table
 from biochunk.models import resolve
 
@@ -290,7 +301,7 @@ def retrieval_table(
         )
     scores = _scores(scores_dir, p.sample, retriever, names)
     rows = [_row(n, scores[n], _params(chunk_params, p, n).boundary_overlap, s.bootstrap, s.seed) for n in names]
-    diffs = []
+    judged: list[Judged] = []
     for a, b in DIFFERENCES:
         if a not in scores or b not in scores:
             continue
@@ -300,13 +311,16 @@ def retrieval_table(
         for i, (m, col) in enumerate(METRICS.items()):
             d = paired_delta(scores[a][col], scores[b][col], s.bootstrap, s.seed)
             paper = round(FIGURES[rb][i] - FIGURES[ra][i], 10)
-            diffs.append(Difference(f"{label(b)} − {label(a)}", m, paper, d, sources=(TABLE1[ra][i], TABLE1[rb][i], *said), setting=_differs(a, b)))
+            diff = Difference(f"{label(b)} − {label(a)}", m, paper, d, sources=(TABLE1[ra][i], TABLE1[rb][i], *said), setting=_differs(a, b))
+            judged.append(Judged(diff, scores[b][col] - scores[a][col]))
     a, b = SWEEP_PAIR
     if a in scores and b in scores:
         for m, claim in ((f"precision@{K}", -1), (f"recall@{K}", +1)):
             d = paired_delta(scores[a][METRICS[m]], scores[b][METRICS[m]], s.bootstrap, s.seed)
             setting = f"{SHARED}; the pilot's windows were the recursive splitter's (§2.2.5), these are word windows of the sweep"
-            diffs.append(Difference(f"{label(b)} − {label(a)}", m, None, d, claim=claim, sources=(WINDOWS, SWEEP), setting=setting))
+            diff = Difference(f"{label(b)} − {label(a)}", m, None, d, claim=claim, sources=(WINDOWS, SWEEP), setting=setting)
+            judged.append(Judged(diff, scores[b][METRICS[m]] - scores[a][METRICS[m]]))
+    diffs = [j.diff for j in judged]
     notes = [
         f"Our setting differs: every row reads {SETUP} (the paper's §2.1, §2.2.6), and a retrieved chunk counts as relevant "
         "when it overlaps the question's gold answer span; a difference row names what else differs from the paper's "
@@ -319,6 +333,7 @@ def retrieval_table(
             for m, col in METRICS.items()
         )
         notes += ["", f"Boundary-repair overlap alone ({label(b)} − {label(a)}, paired): {effect}."]
+    notes += ["", *(line for n in stats_notes(judged, len(next(iter(scores.values()))[METRICS[f"f1@{K}"]])) for line in (n, ""))]
     ids = _question_ids(scores_dir / p.sample / retriever / f"{names[0]}.parquet")
     for group, members in GROUPS.items():
         present = [n for n in members if n in scores]
@@ -536,11 +551,12 @@ def headers_table(
             dict(zip(METRICS, FIGURES["adaptive"])),
             {m: mean_ci(scores[n][col], s.bootstrap, s.seed) for m, col in METRICS.items()},
             HEADER_NOTES.get(h, ""),
+            {m: (TABLE1["adaptive"][i],) for i, m in enumerate(METRICS)},
         )
         for h, n in by_header.items()
     ]
-    diffs = [
-        Difference(
+    judged = [
+        Judged(Difference(
             f"{b} header − {a} header",
             m,
             None,
@@ -552,11 +568,12 @@ def headers_table(
             setting=f"{SHARED}; {HEADER_NOTES.get(b, b)}, not a BART summary; the pilot's, not the study's, result"
             if a == "none" and m in HEADER_CLAIMS
             else "",
-        )
+        ), scores[by_header[b]][col] - scores[by_header[a]][col])
         for a, b in HEADER_PAIRS
         if a in by_header and b in by_header
         for m, col in METRICS.items()
-    ]
+    ]  # fmt: skip
+    diffs = [j.diff for j in judged]
     counts = {len(w) for w in words.values()}
     cuts = (
         f"{counts.pop():,} adaptive chunks (the same cuts in every row)"
@@ -573,10 +590,13 @@ def headers_table(
         (
             "The paper's figures are its adaptive row (with BART micro-headers); it reports no header ablation in its "
             "results (§4), only its pilot's finding in words (§2.2.4): without headers recall rose and precision fell. "
-            "Those two directions are judged below; F1 and generator against noun-phrase headers have none. A header is embedded with its chunk and is outside the chunk's "
-            "offsets, so the rows differ only in what the embedder reads."
+            "Those two directions are judged below; F1 and generator against noun-phrase headers have none. A header "
+            "is embedded with its chunk and is outside the chunk's offsets, so the rows differ only in what the "
+            "embedder reads."
         )
     ]
+    n_questions = len(next(iter(scores.values()))[METRICS[f"f1@{K}"]])
+    notes += [line for n in stats_notes(judged, n_questions) for line in ("", n)]
     if len(titles) == 2:
         notes += [
             "",
@@ -612,17 +632,21 @@ def non_response_table(scores_dir: Path, work: Path, embed_model: str, bootstrap
         for arm, lab in ANSWER_ARMS.items()
         if arm in by
     ]
-    diffs = [
-        Difference(
-            f"{b} − {a}",
-            "non-response",
-            None,
-            paired_delta(by[a]["declined"].to_numpy(), by[b]["declined"].to_numpy(), bootstrap, seed),
-            sources=(NON_RESPONSE,),  # a metric of the paper's, with no figure printed for it
+    judged = [
+        Judged(
+            Difference(
+                f"{b} − {a}",
+                "non-response",
+                None,
+                paired_delta(by[a]["declined"].to_numpy(), by[b]["declined"].to_numpy(), bootstrap, seed),
+                sources=(NON_RESPONSE,),  # a metric of the paper's, with no figure printed for it
+            ),
+            by[b]["declined"].to_numpy(dtype=float) - by[a]["declined"].to_numpy(dtype=float),
         )
         for a, b in ANSWER_PAIRS
         if a in by and b in by
     ]
+    diffs = [j.diff for j in judged]
     n = len(next(iter(by.values())))
     example = "example" if gen["n_examples"] == 1 else "examples"
     return PaperTable(
@@ -648,6 +672,7 @@ def non_response_table(scores_dir: Path, work: Path, embed_model: str, bootstrap
                 "Context holds the answer: the gold answer span appears whole in the context the model read. ROUGE-2 F1: "
                 f"against the gold span. Per-question scores: `{scores_file.as_posix()}`."
             ),
+            *(line for note in stats_notes(judged, n) for line in ("", note)),
         ],
     )  # fmt: skip
 
