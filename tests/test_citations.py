@@ -34,8 +34,20 @@ def sources_in(node) -> list[Source]:
     return []
 
 
+def _held(value) -> set[Source]:
+    """The Sources a module-level value holds: itself, or those in its dicts, tuples and lists
+    (a table's cells by row, a pair's sources by scale)."""
+    if isinstance(value, Source):
+        return {value}
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return set().union(*(_held(v) for v in value))
+    return set()
+
+
 def builder_sources() -> set[Source]:
-    return {v for m in BUILDERS.values() for v in vars(m).values() if isinstance(v, Source)}
+    return {s for m in BUILDERS.values() for v in vars(m).values() for s in _held(v)}
 
 
 RENDERED = sorted((ROOT / "docs/results/data").glob("*.json"))

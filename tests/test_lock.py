@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 import subprocess
 
 import pytest
@@ -90,6 +91,43 @@ def test_inputs_named_in_the_command_are_dependencies(name):
     if "chunking.build(" in _script(st["cmd"]).read_text() and "dataset=" in _script(st["cmd"]).read_text():
         for cfg in sd.HYBRID_CONFIGS:
             assert cfg in deps, f"{name}: the hybrid chunker reads {cfg}; list it under deps"
+
+
+def _vars_files(name: str) -> dict[str, dict]:
+    """The files whose values the stage's dvc.yaml interpolates (``${key.sub}``): its ``vars``
+    files and the params.yaml beside it, which DVC reads as vars too; path from the root -> data."""
+    pipeline = ROOT / (name.split(":", 1)[0] if ":" in name else "dvc.yaml")
+    names = ["params.yaml", *(v for v in yaml.safe_load(pipeline.read_text()).get("vars") or [] if isinstance(v, str))]
+    files = [pipeline.parent / n for n in names]
+    return {f.relative_to(ROOT).as_posix(): yaml.safe_load(f.read_text()) or {} for f in files if f.is_file()}
+
+
+def _leaves(data, prefix: str) -> set[str]:
+    return set().union(*(_leaves(v, f"{prefix}.{k}") for k, v in data.items())) if isinstance(data, dict) and data else {prefix}
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_values_interpolated_into_the_command_are_declared_params(name):
+    """A vars file's value in the command (``--model ${judge.model}``) decides what the stage
+    computes, but dvc.lock records it only when the stage lists it under params: so it must be
+    listed. A stage that reads such a file only through its command lists nothing beyond what
+    the command interpolates (a file it is also given, or that its script finds, is exempt)."""
+    st = _stage(name)
+    refs = set(re.findall(r"\$\{([A-Za-z_][\w.-]*)\}", st["cmd"]))
+    for path, data in _vars_files(name).items():
+        used = {r for r in refs if r.split(".", 1)[0] in data}
+        listed = [k for e in st.get("params", []) if isinstance(e, dict) for k in e.get(path, [])]
+        for r in sorted(used):
+            assert any(r == k or r.startswith(f"{k}.") for k in listed), f"{name}: the command interpolates ${{{r}}} of {path}; list it under params"
+        if used and path not in st["cmd"]:
+            declared = set().union(*(_leaves(_at(data, k), k) for k in listed)) if listed else set()
+            assert declared <= used, f"{name}: params {sorted(declared - used)} of {path} never reach the command"
+
+
+def _at(data: dict, dotted: str):
+    for part in dotted.split("."):
+        data = data[part]
+    return data
 
 
 @pytest.fixture(scope="module")

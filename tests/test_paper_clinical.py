@@ -16,6 +16,7 @@ import yaml
 
 from biochunk import experiments, params
 from biochunk.errors import UserError
+from biochunk.evaluation import judge
 from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
 from biochunk.evaluation.reports import clinical
 from biochunk.io import CHUNK_HITS, CHUNKS, CORPUS, ITEM_SCORES, read_json, read_table, write_table
@@ -280,7 +281,7 @@ def test_the_project_params_are_the_projects_but_the_studys_keys():
 def test_the_pipeline_runs_each_part_on_its_sample():
     dvc = yaml.safe_load((CLINICAL / "dvc.yaml").read_text())
     stages = dvc["stages"]
-    assert dvc["vars"] == ["runs.yaml"]
+    assert dvc["vars"] == ["runs.yaml", "judge.yaml"]
     parts = clinical.parts(experiments.load(CLINICAL / "params.yaml"))  # also checks that the lists agree
     assert stages["chunk"]["foreach"] == "${chunked}" and "stages/chunk_corpus.py" in stages["chunk"]["do"]["cmd"]
     assert stages["whole_clusters"]["foreach"] == "${whole_clusters}"
@@ -351,6 +352,41 @@ def test_the_non_response_intervals_are_recomputed_from_the_tracked_per_question
     for d in table["differences"]:
         b, a = d["label"].split(" − ")
         _close(paired_delta(by[a]["declined"].to_numpy(), by[b]["declined"].to_numpy(), s.bootstrap, s.seed), d["ours"])
+
+
+def _judged(ratings: pd.DataFrame) -> dict[str, dict[str, pd.Series]]:
+    """judge_qa's ratings as arm -> scale -> rating by question id, as the report pairs them."""
+    return {
+        arm: {scale: r.set_index("question_id")["rating"].astype(float).sort_index() for scale, r in g.groupby("scale")}
+        for arm, g in ratings.groupby("method")
+    }
+
+
+def _check_judge_table(table: dict, ratings: pd.DataFrame, bootstrap: int, seed: int) -> None:
+    """Every interval of the judge table is its ratings' (a rating left empty is out of its arm's
+    mean and of the pairs it is in), every paper cell and direction cited, every setting named."""
+    by = _judged(ratings)
+    arms = {label: arm for arm, label in clinical.ANSWER_ARMS.items()}
+    assert [row["label"] for row in table["rows"]] == [lab for arm, lab in clinical.ANSWER_ARMS.items() if arm in by]
+    for row in table["rows"]:
+        for metric, (scale, _) in clinical.JUDGE_METRICS.items():
+            _close(mean_ci(by[arms[row["label"]]][scale].dropna().to_numpy(), bootstrap, seed), row["ours"][metric])
+            assert row["paper"].get(metric) is None or row["sources"][metric], f"{row['label']}: a paper cell without its source"
+    assert len(table["differences"]) == 2 * len(clinical.JUDGE_PAIRS)
+    for d in table["differences"]:
+        b, a = d["label"].split(" − ")
+        scale = clinical.JUDGE_METRICS[d["metric"]][0]
+        both = pd.concat([by[a][scale], by[b][scale]], axis=1, join="inner").dropna()
+        _close(paired_delta(both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy(), bootstrap, seed), d["ours"])
+        assert d["paper"] and d["sources"] and d["setting"] and d["direction"] in ("confirmed", "reversed", "not separable"), d
+        assert "not two medical experts" in d["setting"] and "the paper's test: " in d["setting"]
+    assert all(n["command"] == clinical.JUDGE_COMMAND for n in table["not_run"])
+
+
+def test_the_judge_intervals_are_recomputed_from_the_tracked_ratings():
+    table = _table("judge")
+    s = experiments.load(CLINICAL / "params.yaml").samples["retrieval"]
+    _check_judge_table(table, read_table(SCORES / "non-response" / "judge" / "ratings.parquet", judge.RATINGS), s.bootstrap, s.seed)
 
 
 def test_the_committed_clinical_metrics_are_the_means_of_the_per_item_scores():
@@ -433,6 +469,13 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
                             columns=["method", "question_id", "declined", "context_has_answer", "rouge2_f1"])  # fmt: skip
     (scores / "non-response" / "report").mkdir(parents=True)
     answered.to_csv(scores / "non-response" / "report" / "scores.csv", index=False)
+    # What judge_qa writes: a rating per arm, question and scale, a few replies without one.
+    rated = pd.DataFrame([(f"q{i}", a, sc, "r", None if rng.random() < 0.1 else int(rng.integers(1, 4)))
+                          for sc in judge.SCALES for a in arms for i in range(10)], columns=judge.RATINGS.names)  # fmt: skip
+    rated["rating"] = rated["rating"].astype("Int64")
+    write_table(rated, scores / "non-response" / "judge" / "ratings.parquet", judge.RATINGS)
+    (scores / "non-response" / "judge" / "report.json").write_text(json.dumps(
+        {"model": "smollm2-135m", "max_new_tokens": 4, "cue": judge.CUE, "questions": 10, "counts": judge.counts(rated)}))  # fmt: skip
     results = tmp_path / "results"
     args = [a for s in paper.samples for a in ("--sample", str(data / s / "sample" / "sample.json"), "--evaluated", str(data / s / "sizes"))]
     r = _stage("report.py", "--paper", "clinical", "--paper-params", str(study / "params.yaml"), "--scores", str(scores),
@@ -449,6 +492,16 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
     assert "k1 1.2, b 0.75" in bm25["title"]  # what search_bm25 reported
     table = json.loads((results / "data" / "clinical-non-response.json").read_text())
     assert [row["label"] for row in table["rows"]] == list(clinical.ANSWER_ARMS.values())
+    table = json.loads((results / "data" / "clinical-judge.json").read_text())
+    _check_judge_table(table, rated, s.bootstrap, s.seed)
+    page = (results / "clinical.md").read_text()
+    assert "SmolLM2-135M is not a capable judge" in page and clinical.JUDGE_COMMAND in page
+    lost = int(rated[rated["scale"] == "accuracy"]["rating"].isna().sum())
+    assert f"Unparseable here: accuracy {lost} and relevance" in page
+    # Every row not run, in every table, says why and gives the command that would run it.
+    for path in sorted((results / "data").glob("clinical-*.json")):
+        for n in json.loads(path.read_text())["not_run"]:
+            assert n["reason"] and n["command"], f"{path.name}: {n['row']}: not run, without the reason and the command"
     # A proposition sample drawn queries first is refused: its table counts articles drawn first.
     (data / "proposition" / "sample" / "sample.json").write_text(json.dumps({"queries": 12, "documents": 2}))
     r = _stage("report.py", "--paper", "clinical", "--paper-params", str(study / "params.yaml"), "--scores", str(scores),

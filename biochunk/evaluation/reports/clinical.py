@@ -5,9 +5,10 @@ settings that chunk it) and retriever: the per-question scores of the ``evaluate
 stage (``p@5``, ``recall@5``, ``f1@5``: a retrieved chunk is relevant when it overlaps the
 question's gold answer span) and its per-chunk sizes; the k1 and b of the ``search_bm25``
 stage's reports; the proposition and header chunks
-themselves (what the generator wrote); and the QA stages' outputs for the non-response part.
-A sample's chunks and its sampled corpus lie beside its sizes folder
-(``data/papers/clinical/<sample>/``), the QA stages' outputs beside the samples' folders.
+themselves (what the generator wrote); the QA stages' outputs for the non-response part, and
+the judge_qa stage's ratings of the same answers on the study's two 3-point scales (an LLM-judge
+proxy of its clinician ratings). A sample's chunks and its sampled corpus lie beside its sizes
+folder (``data/papers/clinical/<sample>/``), the QA stages' outputs beside the samples' folders.
 Every interval is recomputed from those per-item files: 95% bootstrap over questions, paired
 for differences, with the paper's figures and the direction of each published difference
 beside ours.
@@ -25,7 +26,7 @@ import pandas as pd
 import yaml
 
 from biochunk.errors import UserError
-from biochunk.evaluation import compare
+from biochunk.evaluation import compare, judge
 from biochunk.evaluation.papers import (
     Difference,
     Judged,
@@ -183,6 +184,71 @@ ANSWER_ARMS = {
 }
 ANSWER_METRICS = {"non-response": "declined", "context holds the answer": "context_has_answer", "ROUGE-2 F1": "rouge2_f1"}
 ANSWER_PAIRS = [("fixed", "adaptive"), ("fixed", "cluster"), ("cluster", "adaptive"), ("gold", "adaptive"), ("none", "adaptive")]
+
+# The clinicians' ratings (§2.3) and the LLM judge that stands in for them (stages/judge_qa.py,
+# its rubric the paper's words: biochunk.evaluation.judge). Each Table 1 row's accuracy and
+# relevance cells (lines 133-142: the row's name and its cells up to the one cited); the text (§3.1, line 128) prints basic RAG 1.63 and semantic
+# 2.03 for accuracy, and those cells cite it too.
+RATERS = _at("§2.3, line 114", "Two medical experts independently rated each response’s medical accuracy and relevance using three-point scales.")
+RUBRIC_ACCURACY = _at("§2.3, line 114", judge.SCALES["accuracy"].quote)
+RUBRIC_RELEVANCE = _at("§2.3, line 114", judge.SCALES["relevance"].quote)
+GROUND_TRUTH = _at("§2.3, line 116", "Ground-truth information for evaluating the answers was drawn from the same authoritative rhinoplasty resources")
+RATING_CELLS = {
+    "basic RAG": (
+        _at("Table 1, Basic RAG, line 133", "Basic RAG\t1.64 [1.40–1.90]", "1.64"),
+        _at("Table 1, Basic RAG, line 133", "Basic RAG\t1.64 [1.40–1.90]\t2.60 [2.33–2.87]", "2.60"),
+    ),
+    "semantic": (
+        _at("Table 1, Semantic, line 136", "Semantic\t2.04 [1.77–2.33]", "2.04"),
+        _at("Table 1, Semantic, line 136", "Semantic\t2.04 [1.77–2.33]\t2.87 [2.70–3.00]", "2.87"),
+    ),
+    "proposition": (
+        _at("Table 1, Proposition, line 139", "Proposition\t2.07 [1.80–2.33]", "2.07"),
+        _at("Table 1, Proposition, line 139", "Proposition\t2.07 [1.80–2.33]\t2.80 [2.57–2.97]", "2.80"),
+    ),
+    "adaptive": (
+        _at("Table 1, Adaptive, line 142", "Adaptive\t2.37 [2.10–2.60]", "2.37"),
+        _at("Table 1, Adaptive, line 142", "Adaptive\t2.37 [2.10–2.60]\t2.90 [2.73–3.00]", "2.90"),
+    ),
+}
+RATING_TEXT = {
+    ("basic RAG", 0): (_at("§3.1, line 128", "the basic model’s mean accuracy was 1.63 ± 0.72 (95% CI 1.40–1.90)", "1.63"), "accuracy 1.63"),
+    ("semantic", 0): (_at("§3.1, line 128", "the semantic model reached 2.03 ± 0.76 (95% CI 1.77–2.33)", "2.03"), "accuracy 2.03"),
+}
+# The paper's tests of the ratings (§2.4: one-way ANOVA, Tukey post hoc, p < 0.05, 30 items an arm).
+RATING_TESTS = _at(
+    "§2.4, line 122",
+    "a one-way ANOVA was performed, and Tukey post hoc tests were conducted for pairwise differences where applicable, "
+    "with significance defined as p < 0.05.",
+)
+ACCURACY_NOT_SIGNIFICANT = _at(
+    "§3.1, line 128", "Differences between the proposition-based or semantic models and the basic model did not reach statistical significance."
+)
+ACCURACY_VS_SEMANTIC = _at("§3.1, line 128", "moderate improvements relative to semantic (d = 0.46)", "0.46")
+# The judge's scales, as the table's metrics: metric -> (judge.SCALES key, index in a RATING_CELLS pair).
+JUDGE_METRICS = {"medical accuracy (1–3)": ("accuracy", 0), "clinical relevance (1–3)": ("relevance", 1)}
+# The paper's pairs among the arms (B − A), and per scale what it says of each beyond Table 1's means.
+JUDGE_PAIRS = {
+    ("fixed", "adaptive"): {"accuracy": (ACCURACY_TEST,), "relevance": (RELEVANCE_TEST,)},
+    ("fixed", "cluster"): {"accuracy": (ACCURACY_NOT_SIGNIFICANT,), "relevance": (RELEVANCE_TEST,)},
+    ("cluster", "adaptive"): {"accuracy": (ACCURACY_VS_SEMANTIC,), "relevance": (RELEVANCE_TEST,)},
+}
+# What the paper's own test found of each pair (the verdicts judge the sign of its Table 1 difference).
+JUDGE_PAPER_TEST = {
+    ("fixed", "adaptive"): {"accuracy": "significant, p = 0.001", "relevance": "not significant"},
+    ("fixed", "cluster"): {"accuracy": "not significant", "relevance": "not significant"},
+    ("cluster", "adaptive"): {"accuracy": "d = 0.46, no p given", "relevance": "not significant"},
+}
+# A judge too small to stand in for clinicians: with it the table tests the plumbing, not the claim.
+SMALL_JUDGES = {"smollm2-135m": "SmolLM2-135M"}
+# The proxy with a capable judge (any instruction-tuned hub id or local path; a GPU for a 7B model).
+CAPABLE_JUDGE = "Qwen/Qwen2.5-7B-Instruct"
+JUDGE_COMMAND = f"HF_HUB_OFFLINE=0 dvc exp run experiments/clinical/dvc.yaml -S 'experiments/clinical/judge.yaml:judge.model={CAPABLE_JUDGE}'"
+# The retrieval part's proposition row, which the full corpus lacks (runs.yaml gains the run).
+PROPOSITION_RUN = "{sample: retrieval, setting: proposition}"
+PROPOSITION_COMMAND = "dvc exp run experiments/clinical/dvc.yaml " + " ".join(
+    f"-S 'experiments/clinical/runs.yaml:+{key}.retrieval-proposition={PROPOSITION_RUN}'" for key in ("measured", "chunked", "bm25")
+)
 
 
 @dataclass(frozen=True)
@@ -435,36 +501,43 @@ def full_corpus_tables(
     dense.not_run = []
     if "proposition" not in names:
         dense.not_run += [
-            (
+            NotRun(
                 "proposition (paper 0.38 / 0.71 / 0.49)",
-                (
-                    "the generator rewrites every sentence (14,798 in COVID-QA; SmolLM2-135M rewrote 0.44 sentences/s "
-                    "on two free cores, about 9 h): on a GPU, add a retrieval-proposition run to experiments/clinical/runs.yaml; "
-                    "on a sample of articles: the proposition table"
-                ),
+                "the generator rewrites every sentence (14,798 in COVID-QA; SmolLM2-135M rewrote 0.44 sentences/s "
+                "on two free cores, about 9 h): on a GPU, the command adds a retrieval-proposition run to "
+                "experiments/clinical/runs.yaml; on a sample of articles: the proposition table.",
+                PROPOSITION_COMMAND,
             ),
-            (
+            NotRun(
                 "proposition in the ANOVA + Tukey",
-                "the four-way comparisons lack proposition (above); the three-way ones are below, a four-way one on a sample in the proposition table",
+                "the four-way comparisons lack proposition (above); the three-way ones are below, a four-way one on a "
+                "sample in the proposition table. The retrieval-proposition run (the row above) completes them.",
+                PROPOSITION_COMMAND,
             ),
         ]
     dense.not_run.append(
-        (
+        NotRun(
             "adaptive: BART micro-headers",
-            "no BART summariser ships offline; the rows use the noun-phrase header (generator headers: their own table)",
+            "no BART summariser ships offline, and chunk.generator loads causal LMs, not a sequence-to-sequence "
+            "summariser; the rows use the noun-phrase header. The nearest the pipeline runs: the headers table's "
+            "generator-written titles, by a capable causal LM instead of SmolLM2-135M.",
+            f"HF_HUB_OFFLINE=0 dvc exp run experiments/clinical/dvc.yaml "
+            f"-S 'experiments/clinical/params.yaml:+settings.adaptive-generator-header.generator={CAPABLE_JUDGE}'",
         )
     )
     dense.not_run += [
         NotRun(
             "medical accuracy, clinician-rated (3-point Likert; the paper's only significant test, adaptive vs basic p = 0.001)",
-            "three clinicians rated the answers to 30 rhinoplasty questions; no rater here, and no offline model is capable "
-            "enough to stand in as a judge (this project has no judge stage yet: the non-response table is its nearest "
-            "automatic counterpart)",
-            sources=(ACCURACY, ACCURACY_TEST),
+            "two medical experts rated the answers to 30 rhinoplasty questions; no rater here. The LLM-judge proxy "
+            "(stage judge_qa, its own table) rates this pipeline's answers on the paper's scales, but its offline "
+            "default, SmolLM2-135M, is not a capable judge; the command runs it with a capable one (a GPU).",
+            JUDGE_COMMAND,
+            sources=(ACCURACY, ACCURACY_TEST, RATERS),
         ),
         NotRun(
             "clinical relevance, clinician-rated (3-point Likert; no significant difference)",
-            "as medical accuracy",
+            "as medical accuracy (the same judge rates both scales).",
+            JUDGE_COMMAND,
             sources=(RELEVANCE, RELEVANCE_TEST),
         ),
         NotRun(
@@ -677,10 +750,142 @@ def non_response_table(scores_dir: Path, work: Path, embed_model: str, bootstrap
     )  # fmt: skip
 
 
+def _ratings(path: Path) -> dict[str, dict[str, pd.Series]]:
+    """judge_qa's ratings.parquet as arm -> scale -> rating by question id (unparseable: NaN)."""
+    df = read_table(path, judge.RATINGS)
+    out: dict[str, dict[str, pd.Series]] = {}
+    for (arm, scale), g in df.groupby(["method", "scale"], sort=False):
+        out.setdefault(str(arm), {})[str(scale)] = g.set_index("question_id")["rating"].astype("float64").sort_index()
+    return out
+
+
+def judge_table(scores_dir: Path, work: Path, embed_model: str, bootstrap: int, seed: int) -> PaperTable:
+    """The LLM-judge proxy of the clinician ratings: per arm of the non-response part, the mean
+    medical accuracy and clinical relevance (1-3) its answers get from judge_qa, beside the
+    paper's Table 1; the paper's pairs, paired over the questions both arms were rated on.
+    ``scores_dir``: metrics/papers/clinical/non-response (judge_qa writes ``judge/`` there);
+    ``work``: data/papers/clinical/non-response (generate_qa's report)."""
+    folder = scores_dir / "judge"
+    if not (folder / "ratings.parquet").is_file():
+        raise UserError(f"{folder}: no ratings.parquet; run the judge_qa stage first ({COMMAND})")
+    rep = read_json(folder / "report.json")
+    gen = read_json(work / "answers" / "report.json")
+    ratings = _ratings(folder / "ratings.parquet")
+    model, generator = rep["model"], gen["model"]
+    rows = []
+    for arm, lab in ANSWER_ARMS.items():
+        if arm not in ratings:
+            continue
+        paper_row = ROWS[arm][1] if arm in ROWS else None
+        paper, sources, said = {}, {}, []
+        ours, rated = {}, []
+        for metric, (scale, i) in JUDGE_METRICS.items():
+            x = ratings[arm][scale].dropna().to_numpy()
+            ours[metric] = mean_ci(x, bootstrap, seed)
+            rated.append(f"{scale} {len(x)}")
+            if paper_row:
+                cell = RATING_CELLS[paper_row][i]
+                text, what = RATING_TEXT.get((paper_row, i), (None, ""))
+                paper[metric] = float(cell.figure)  # type: ignore[arg-type]
+                sources[metric] = (cell, text) if text else (cell,)
+                said += [what] if what else []
+        n = len(ratings[arm]["accuracy"])
+        vs = f"vs paper {paper_row} (Table 1" + (f"; its text: {', '.join(said)}" if said else "") + "); " if paper_row else "no paper row; "
+        rows.append(Row(lab, paper, ours, f"{vs}rated of {n}: {', '.join(rated)}", sources))
+    judged = []
+    for (a, b), extra in JUDGE_PAIRS.items():
+        if a not in ratings or b not in ratings:
+            continue
+        ra, rb = ROWS[a][1], ROWS[b][1]
+        for metric, (scale, i) in JUDGE_METRICS.items():
+            both = pd.concat([ratings[a][scale], ratings[b][scale]], axis=1, join="inner").dropna()
+            d = paired_delta(both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy(), bootstrap, seed)
+            figure = round(float(RATING_CELLS[rb][i].figure) - float(RATING_CELLS[ra][i].figure), 10)  # type: ignore[arg-type]
+            setting = "; ".join(
+                [
+                    f"judge {model}, not two medical experts; COVID-QA, not rhinoplasty; answers by {generator}, not Gemini 1.0 Pro",
+                    f"the paper's test: {JUDGE_PAPER_TEST[a, b][scale]}",
+                    *(f"{label(n)}: {ROWS[n][3]}" for n in (a, b) if ROWS[n][3]),
+                ]
+            )
+            diff = Difference(
+                f"{b} − {a}", metric, figure, d, sources=(RATING_CELLS[ra][i], RATING_CELLS[rb][i], *extra[scale]), setting=setting
+            )
+            judged.append(Judged(diff, both.iloc[:, 1].to_numpy() - both.iloc[:, 0].to_numpy()))
+    counts = rep["counts"]
+    lost = {s: sum(c[s]["unparseable"] for c in counts.values()) for s in judge.SCALES}
+    n_answers = sum(len(v["accuracy"]) for v in ratings.values())
+    small = SMALL_JUDGES.get(model)
+    capability = (
+        f"{small} is not a capable judge: with it these numbers test the plumbing (prompts, parsing, pairing), not the "
+        f"paper's claim. A capable judge: `{JUDGE_COMMAND}`."
+        if small
+        else f"The judge, {model}, is a proxy: no agreement with clinicians' ratings has been measured for it."
+    )
+    notes = [
+        (
+            "The rubric is the paper's (§2.3): the judge's system message states each scale's three anchors in the "
+            "paper's words (cited under “Not run here”); its user turn gives the question, the gold answer "
+            "span(s) as the reference answer (the paper's raters judged against its reference texts), and the answer "
+            f"(an empty one as “{judge.NO_ANSWER}”); its own turn opens with “{rep['cue'].strip()}” and it replies with "
+            f"one digit, greedy, ≤ {rep['max_new_tokens']} new tokens. "
+            "A declining answer is rated like any other. A reply that does not open with 1, 2 or 3 (after markup and a "
+            "label such as “Rating:”) is unparseable: kept in ratings.parquet with no rating, left out of its arm's mean "
+            "(each row says how many were rated) and of the paired differences (the questions rated in both arms). "
+            f"Unparseable here: accuracy {lost['accuracy']} and relevance {lost['relevance']} of {n_answers} replies each."
+        ),
+        "",
+        (
+            "Our setting differs: the paper's ratings are two medical experts' consensus on Gemini 1.0 Pro's answers to 30 "
+            f"rhinoplasty questions; here {model} rates {generator}'s answers to COVID-QA questions. The arms are the "
+            "project's defaults (qa.methods: fixed 5-word windows stand against basic RAG's recursive 1,000 / 100 "
+            "splitter, cluster runs against semantic's one chunk per cluster, the project's adaptive against the paper's), "
+            "each with its retrieved context; the gold passage and no context are this project's, with no paper row; "
+            "proposition is not an arm (the generator would rewrite every sentence of the pooled articles)."
+        ),
+        "",
+        (
+            "The paper's tests were a one-way ANOVA and Tukey post hoc tests over 30 unpaired items an arm (§2.4): "
+            "accuracy, adaptive above basic RAG (p = 0.001), semantic and proposition not significantly above basic; "
+            "relevance, no significant difference between any (§3.2). A verdict judges the sign of the Table 1 "
+            "difference with our paired interval; where the paper's test found no significant difference, "
+            "“not separable” is what that test found."
+        ),
+        "",
+        capability,
+    ]
+    n_questions = rep["questions"]
+    for line in stats_notes(judged, n_questions):
+        notes += ["", line]
+    return PaperTable(
+        paper=PAPER, section="judge", title="LLM-judge proxy of the clinician ratings: medical accuracy and clinical relevance (1–3), COVID-QA",
+        command=COMMAND,
+        sample=(
+            f"{n_questions} COVID-QA questions, the non-response part's (its answers, every arm answering the same "
+            "questions; the paper: 30 rhinoplasty questions); every answer rated once per scale"
+        ),
+        models=(
+            f"judge {model} (experiments/clinical/judge.yaml judge.model), greedy, ≤ {rep['max_new_tokens']} new tokens; "
+            f"answers by generator {generator} (generate.model); embedder {embed_model}"
+        ),
+        wall_s=None, metrics=list(JUDGE_METRICS), rows=rows, differences=[j.diff for j in judged],
+        not_run=[
+            NotRun(
+                "the clinicians' ratings (two medical experts, consensus; the paper's scales)",
+                "no rater here; this table's judge stands in for them, on the same scales."
+                + (f" Its offline default, {small}, is too small to stand in; the command runs a capable judge (a GPU)." if small else ""),
+                JUDGE_COMMAND,
+                sources=(RATERS, RUBRIC_ACCURACY, RUBRIC_RELEVANCE, GROUND_TRUTH, RATING_TESTS),
+            )
+        ],
+        notes=notes,
+    )  # fmt: skip
+
+
 def tables(
     paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Path], samples: dict[str, dict], embed_model: str, plot: Path
 ) -> list[PaperTable]:
-    """Every part's tables, then the non-response table. ``sizes``, ``samples``: each sample's
+    """Every part's tables, then the non-response table and the LLM-judge proxy's. ``sizes``, ``samples``: each sample's
     sizes folder (its other inputs lie beside it) and ``sample.json`` by name; ``plot`` unused.
 
     The non-response part's bootstrap is the retrieval sample's (1,000 resamples, seed 42), as
@@ -694,4 +899,5 @@ def tables(
     # The QA stages' outputs: data/papers/clinical/non-response, beside the samples' folders.
     work = sizes[r.sample].parent.parent / "non-response"
     out.append(non_response_table(scores_dir / "non-response", work, embed_model, s.bootstrap, s.seed))
+    out.append(judge_table(scores_dir / "non-response", work, embed_model, s.bootstrap, s.seed))
     return out
