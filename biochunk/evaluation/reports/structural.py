@@ -18,7 +18,19 @@ from typing import Any
 import numpy as np
 
 from biochunk.errors import UserError
-from biochunk.evaluation.papers import Difference, Estimate, NotRun, PaperTable, Row, Source, mean_ci, paired_delta, read_items
+from biochunk.evaluation.papers import (
+    Difference,
+    Estimate,
+    Judged,
+    NotRun,
+    PaperTable,
+    Row,
+    Source,
+    mean_ci,
+    paired_delta,
+    read_items,
+    stats_notes,
+)
 from biochunk.io import atomic_path
 
 PAPER = "structural"
@@ -165,19 +177,22 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Pa
         kin = [b for b in names if b.endswith(NOCAP) == bool(suffix) and method(b) not in (*STRUCTURAL, "none")]
         groups[suffix] = [(a, b) for a in forms for b in kin] + ([(forms[1], forms[0])] if len(forms) == 2 else [])
 
-    def difference(a: str, b: str, m: str) -> Difference:
+    def difference(a: str, b: str, m: str) -> Judged:
         sources = CLAIMS.get(method(b), ()) if method(a) in STRUCTURAL else ()
         limit = caps((a, b))
         setting = f"{JUDGED[m]}; {CAP.format(cap=limit) if limit else UNCAPPED}{FORMS.get(method(a), '')}" if sources else ""
         metric = f"{m}@{k_max}"
-        ours = paired_delta(values(scores[b], metric), values(scores[a], metric), s.bootstrap)
-        return Difference(f"{a} − {b}", metric, None, ours, claim=1 if sources else None, sources=sources, setting=setting)
+        va, vb = values(scores[a], metric), values(scores[b], metric)
+        ours = paired_delta(vb, va, s.bootstrap)
+        return Judged(Difference(f"{a} − {b}", metric, None, ours, claim=1 if sources else None, sources=sources, setting=setting), va - vb)
 
-    judged = {
+    tested = {
         suffix: [difference(a, b, m) for m in JUDGED for a, b in pairs if method(b) in CLAIMS or m in ("f1", "ap")]
         for suffix, pairs in groups.items()
     }  # fmt: skip
+    judged = {suffix: [j.diff for j in js] for suffix, js in tested.items()}
     differences = [d for ds in judged.values() for d in ds]
+    s_queries = len(next(iter(scores.values()))[f"f1@{k_max}"])
 
     def scope(pairs: list[tuple[str, str]]) -> str:
         limit = caps({n for pair in pairs for n in pair})
@@ -225,7 +240,8 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Pa
                     if judged[NOCAP] else ""
                 )
             ),
-            *(claim_note(ds, scope(groups[suffix])) for suffix, ds in judged.items() if ds),
+            *(line for suffix, ds in judged.items() if ds for line in ("", claim_note(ds, scope(groups[suffix])))),
+            *(line for note in stats_notes([j for js in tested.values() for j in js], s_queries) for line in ("", note)),
         ],
     )  # fmt: skip
     size_metrics = ["chunks", "words median", "words p95", "words max", "tokens median", "tokens p95", "tokens max"]
