@@ -173,13 +173,16 @@ def test_the_structural_stages_end_to_end_on_a_small_collection(tmp_path):
             "structural-project": {"method": "structural"},
             "recursive": {"method": "recursive", "chunk_size": 120, "chunk_overlap": 0},
             "none": {"method": "none"},
+            "structural-project-nocap": {"method": "structural", "max_tokens": None},
+            "recursive-nocap": {"method": "recursive", "chunk_size": 120, "chunk_overlap": 0, "max_tokens": None},
         },
     }))  # fmt: skip
+    settings = ("structural-project", "recursive", "none", "structural-project-nocap", "recursive-nocap")
     w = tmp_path / "work"
     _run("sample.py", "--data", str(data), "--paper", str(paper), "--out", str(w / "sample"))
     _run("embed_units.py", "--data", str(w / "sample"), "--out", str(w / "units"))
     counts = {}
-    for s in ("structural-project", "recursive", "none"):
+    for s in settings:
         chunks = w / "chunks" / f"{s}.parquet"
         _run("chunk_corpus.py", "--data", str(w / "sample"), "--paper", str(paper), "--units", str(w / "units"), "--setting", s, "--out", str(chunks))
         _run("embed.py", "--chunks", str(chunks), "--out", str(w / "embed" / s))
@@ -194,8 +197,12 @@ def test_the_structural_stages_end_to_end_on_a_small_collection(tmp_path):
     _run("report.py", "--paper", "structural", "--paper-params", str(paper), "--sample", str(w / "sample" / "sample.json"),
          "--scores", str(w / "scores"), "--evaluated", str(w / "sizes"), "--results", str(results))  # fmt: skip
     page = (results / "structural.md").read_text()
-    assert all(f"| {s} (" in page for s in ("structural-project", "recursive", "none")), page
+    assert all(f"| {s} (" in page for s in settings), page
     table = json.loads((results / "data" / "structural-scifact-chunk-retrieval.json").read_text())
+    # the uncapped rows are judged among themselves, and their verdicts say there is no cap
+    verdicts = {d["label"]: d for d in table["differences"] if d["metric"] == "f1@3"}
+    assert set(verdicts) == {"structural-project − recursive", "structural-project-nocap − recursive-nocap"}, verdicts
+    assert "no cap on any method" in verdicts["structural-project-nocap − recursive-nocap"]["setting"]
     f1 = read_items(w / "scores" / "recursive.parquet")["f1@3"]
     row = next(r for r in table["rows"] if r["label"] == "recursive")
     assert row["ours"]["f1@3"]["value"] == pytest.approx(f1.mean())

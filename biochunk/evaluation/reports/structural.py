@@ -5,6 +5,9 @@ per-chunk sizes of the ``evaluate_retrieval`` stage. Structural minus every base
 paired interval over the same queries (``papers.paired_delta``), judged against the direction
 the paper's text states (``CLAIMS``, cited) under the project's metrics and the authors' own
 (``AUTHORS_AP``, success@k); ``none`` (whole abstracts) is a reference row outside the claim.
+A setting named ``<setting>-nocap`` (``NOCAP``) is ``<setting>`` without the word cap, as the
+authors' code runs every method: structural and its baselines are paired within the capped
+settings and within the uncapped ones, never across.
 """
 
 from __future__ import annotations
@@ -14,12 +17,26 @@ from typing import Any
 
 import numpy as np
 
-from biochunk.evaluation.papers import Difference, Estimate, NotRun, PaperTable, Row, Source, mean_ci, paired_delta, read_items
+from biochunk.errors import UserError
+from biochunk.evaluation.papers import (
+    Difference,
+    Estimate,
+    Judged,
+    NotRun,
+    PaperTable,
+    Row,
+    Source,
+    mean_ci,
+    paired_delta,
+    read_items,
+    stats_notes,
+)
 from biochunk.io import atomic_path
 
 PAPER = "structural"
 STRUCTURAL = ("structural-project", "structural-authors")
 COMMAND = "dvc repro experiments/structural/dvc.yaml"
+NOCAP = "-nocap"  # suffix of a setting's uncapped twin (its keys plus max_tokens: null)
 
 
 # The paper (../shared/papers/004_*, its code's README) prints no result: its claims are in words.
@@ -48,7 +65,7 @@ CLAIMS = {
 BEIR = ("nfcorpus", "scifact", "arguana", "scidocs", "fiqa")
 AUTHORS_AP = "ap-authors"
 # Each judged metric, and how it differs from the authors' (their code, as read in
-# docs/results/structural.md's Definitions); every verdict adds CAP.
+# docs/results/structural.md's Definitions); every verdict adds CAP, or UNCAPPED where neither side has one.
 JUDGED = {
     "f1": "the project's recall in F1 (relevant chunks found / all relevant chunks; the authors' recall is success@k)",
     "ap": "the project's AP (÷ all relevant chunks; the authors' ÷ the relevant chunks retrieved)",
@@ -56,6 +73,7 @@ JUDGED = {
     AUTHORS_AP: "the authors' AP",
 }
 CAP = "a {cap}-word cap on every method (the authors' code: none)"
+UNCAPPED = "no cap on any method, as in the authors' code"
 FORMS = {"structural-project": "; the project's form (α 0.5, Euclidean D_struct; the paper's text gives no α, line 22)"}
 
 
@@ -71,16 +89,23 @@ def values(items: dict[str, np.ndarray], metric: str) -> np.ndarray:
     return np.divide(ap, recall, out=np.zeros_like(ap), where=recall > 0)
 
 
+def method(name: str) -> str:
+    """The setting ``name`` stands for, with or without the cap: ``percentile-nocap`` -> ``percentile``."""
+    return name.removesuffix(NOCAP)
+
+
 def describe(cp) -> str:
     if cp is None:
         return "whole documents"
+    cap = "no cap" if cp.max_tokens is None else f"{cp.max_tokens}-word cap"
     if cp.method == "structural":
-        return f"α {cp.alpha:g}, D_struct {cp.structural_distance}, cut > p{cp.boundary_percentile:g}"
-    return f"{cp.max_tokens}-word cap" if cp.method != "recursive" else f"{cp.chunk_size} chars, overlap {cp.chunk_overlap}"
+        return f"α {cp.alpha:g}, D_struct {cp.structural_distance}, cut > p{cp.boundary_percentile:g}, {cap}"
+    return f"{cp.chunk_size} chars, overlap {cp.chunk_overlap}, {cap}" if cp.method == "recursive" else cap
 
 
-def claim_note(differences: list[Difference]) -> str:
-    """Where our paired intervals stand on the paper's qualitative claim (structural > each baseline), per metric."""
+def claim_note(differences: list[Difference], scope: str = "") -> str:
+    """Where our paired intervals stand on the paper's qualitative claim (structural > each baseline), per
+    metric; ``scope`` names the settings they pair (" with the 256-word cap")."""
     claimed = [d for d in differences if d.claim is not None]
     per_metric = []
     for m in dict.fromkeys(d.metric for d in claimed):
@@ -89,23 +114,32 @@ def claim_note(differences: list[Difference]) -> str:
         per_metric.append(f"{m}: {count['confirmed']} confirmed, {count['reversed']} reversed, {count['not separable']} not separable")
     return (
         f"The paper's claim, structural above each baseline it runs (stated in words, lines 5 and 9: no number), "
-        f"over our {len(claimed)} paired intervals of structural − baseline: " + "; ".join(per_metric) + "."
+        f"over our {len(claimed)} paired intervals of structural − baseline{scope}: " + "; ".join(per_metric) + "."
     )
 
 
 def size_plot(words: dict[str, np.ndarray], path: Path) -> None:
+    """Words per chunk, one panel for the capped settings and one for the ``-nocap`` ones (where
+    there are any), ``none`` (whole abstracts) drawn in each for reference."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=90)
-    bins = np.arange(0, 270, 10)
-    for label, w in words.items():
-        ax.hist(np.clip(w, 0, 265), bins=bins, histtype="step", label=label, linewidth=1.2)
-    ax.set_xlabel("words per chunk (SciFact; 256-word cap, none uncapped: over 260 drawn at 260)")
-    ax.set_ylabel("chunks")
-    ax.legend(fontsize=7)
+    panels = {"with the word cap": {n: w for n, w in words.items() if not n.endswith(NOCAP)}}
+    if any(n.endswith(NOCAP) for n in words):
+        panels[f"without a cap ({NOCAP})"] = {n: w for n, w in words.items() if n == "none" or n.endswith(NOCAP)}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, 3.0 * len(panels) + 0.6), dpi=90, sharex=True, squeeze=False)
+    top = 520  # SciFact's p95 abstract is 356 words; longer chunks are drawn at the edge
+    bins = np.arange(0, top + 11, 10)
+    colour = {m: f"C{i}" for i, m in enumerate(dict.fromkeys(method(n) for n in words))}  # one per method in both panels
+    for ax, (title, panel) in zip(axes[:, 0], panels.items()):
+        for label, w in panel.items():
+            ax.hist(np.clip(w, 0, top + 5), bins=bins, histtype="step", label=label, linewidth=1.2, color=colour[method(label)])
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("chunks")
+        ax.legend(fontsize=6, ncol=2)
+    axes[-1, 0].set_xlabel(f"words per chunk (SciFact; over {top} drawn at {top})")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", metadata={"Software": None})  # no version stamp: the file must reproduce
@@ -120,6 +154,9 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Pa
     s = paper.sample
     (sizes_dir,), (sample,) = sizes.values(), samples.values()
     names = list(paper.settings)
+    for n in names:
+        if n.endswith(NOCAP) and chunk_params[n] is not None and chunk_params[n].max_tokens is not None:
+            raise UserError(f"{paper.path}: settings.{n}: a {NOCAP} setting is uncapped; add max_tokens: null to it")
     scores = {n: read_items(scores_dir / f"{n}.parquet") for n in names}
     sizes_of = {n: read_items(sizes_dir / n / "sizes.parquet") for n in names}
     k_max = max(s.ks)
@@ -127,19 +164,42 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Pa
     pool = "all" if s.max_documents is None else "a pool of (the judged ones + a seeded sample):"
     sample_text = f"SciFact (BEIR) test split, {sample['queries']} queries, searched over {pool} {sample['documents']:,} abstracts"
     models = f"{embed_model} (all-MiniLM-L6-v2) embeds sentences (semantic chunkers) and chunks; exact cosine search"
-    pairs = [(a, b) for a in STRUCTURAL if a in scores for b in names if b not in STRUCTURAL and b != "none"]
-    if all(a in scores for a in STRUCTURAL):
-        pairs.append(("structural-authors", "structural-project"))
-    cap = "/".join(str(c) for c in sorted({cp.max_tokens for cp in chunk_params.values() if cp and cp.max_tokens}))
 
-    def difference(a: str, b: str, m: str) -> Difference:
-        sources = CLAIMS.get(b, ()) if a in STRUCTURAL else ()
-        setting = f"{JUDGED[m]}; {CAP.format(cap=cap)}{FORMS.get(a, '')}" if sources else ""
+    def caps(settings) -> str:
+        limits = {chunk_params[n].max_tokens for n in settings if chunk_params[n] is not None}
+        return "/".join(str(c) for c in sorted(limits - {None}))
+
+    cap = caps(names)
+    # Structural against each baseline of its own kind, capped with capped and -nocap with -nocap.
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for suffix in ("", NOCAP):
+        forms = [a + suffix for a in STRUCTURAL if a + suffix in scores]
+        kin = [b for b in names if b.endswith(NOCAP) == bool(suffix) and method(b) not in (*STRUCTURAL, "none")]
+        groups[suffix] = [(a, b) for a in forms for b in kin] + ([(forms[1], forms[0])] if len(forms) == 2 else [])
+
+    def difference(a: str, b: str, m: str) -> Judged:
+        sources = CLAIMS.get(method(b), ()) if method(a) in STRUCTURAL else ()
+        limit = caps((a, b))
+        setting = f"{JUDGED[m]}; {CAP.format(cap=limit) if limit else UNCAPPED}{FORMS.get(method(a), '')}" if sources else ""
         metric = f"{m}@{k_max}"
-        ours = paired_delta(values(scores[b], metric), values(scores[a], metric), s.bootstrap)
-        return Difference(f"{a} − {b}", metric, None, ours, claim=1 if sources else None, sources=sources, setting=setting)
+        va, vb = values(scores[a], metric), values(scores[b], metric)
+        ours = paired_delta(vb, va, s.bootstrap)
+        return Judged(Difference(f"{a} − {b}", metric, None, ours, claim=1 if sources else None, sources=sources, setting=setting), va - vb)
 
-    differences = [difference(a, b, m) for m in JUDGED for a, b in pairs if b in CLAIMS or m in ("f1", "ap")]
+    tested = {
+        suffix: [difference(a, b, m) for m in JUDGED for a, b in pairs if method(b) in CLAIMS or m in ("f1", "ap")]
+        for suffix, pairs in groups.items()
+    }  # fmt: skip
+    judged = {suffix: [j.diff for j in js] for suffix, js in tested.items()}
+    differences = [d for ds in judged.values() for d in ds]
+    s_queries = len(next(iter(scores.values()))[f"f1@{k_max}"])
+
+    def scope(pairs: list[tuple[str, str]]) -> str:
+        limit = caps({n for pair in pairs for n in pair})
+        return f" with the {limit}-word cap" if limit else " without a cap"
+
+    # A capped setting without its uncapped twin: the authors' setting is not measured for it.
+    twinless = [n for n in names if chunk_params[n] is not None and chunk_params[n].max_tokens and n + NOCAP not in scores]
     retrieval = PaperTable(
         paper=PAPER, section="scifact-chunk-retrieval",
         title="SciFact: chunk-level retrieval per chunk method (the paper's evaluation)",
@@ -155,23 +215,33 @@ def tables(paper: Any, chunk_params: dict, scores_dir: Path, sizes: dict[str, Pa
             )
             for d in BEIR if d != s.dataset
         ]
-        + [
-            NotRun(
-                f"every method without the {cap}-word cap (the authors' code has none)",
-                "not measured yet: new chunk and embed stages for every setting, about an hour on 2 CPU cores "
-                "(MiniLM still reads only a chunk's first 256 tokens).",
-                "add an uncapped copy of each setting (its keys plus `max_tokens: null`) to "
-                "experiments/structural/params.yaml, then `dvc repro experiments/structural/dvc.yaml`.",
-            )
-        ],
+        + (
+            [
+                NotRun(
+                    f"{', '.join(twinless)} without the {cap}-word cap (the authors' code has none)",
+                    "not measured: no uncapped setting for them in experiments/structural/params.yaml "
+                    "(MiniLM would still read only a chunk's first 256 tokens).",
+                    f"add `<setting>{NOCAP}` (the setting's keys plus `max_tokens: null`) to "
+                    "experiments/structural/params.yaml, then `dvc repro experiments/structural/dvc.yaml`.",
+                )
+            ]
+            if twinless else []
+        ),
         notes=[
             (
                 "The paper's text prints no result (it is its code's README): every paper cell is —. Its claim, "
                 "structural chunking above the methods it runs, is stated in words (sources below): each "
                 "structural − baseline difference is judged against it, under the project's F1@k and AP@k and "
                 f"under the authors' recall (success@k) and AP ({AUTHORS_AP}@k = ap@k ÷ recall@k of each query)."
+                + (
+                    f" A `<setting>{NOCAP}` row is that setting without the {cap}-word cap (`max_tokens: null`, "
+                    "as the authors' code runs every method); structural is paired with the baselines of its own kind, "
+                    "capped with capped and uncapped with uncapped."
+                    if judged[NOCAP] else ""
+                )
             ),
-            claim_note(differences),
+            *(line for suffix, ds in judged.items() if ds for line in ("", claim_note(ds, scope(groups[suffix])))),
+            *(line for note in stats_notes([j for js in tested.values() for j in js], s_queries) for line in ("", note)),
         ],
     )  # fmt: skip
     size_metrics = ["chunks", "words median", "words p95", "words max", "tokens median", "tokens p95", "tokens max"]
