@@ -65,7 +65,7 @@ clean:
 	rm -rf $(VENV)
 
 # The hybrid chunking's ablation ladder at retrieval level on the converted data of DATASET
-# (minutes). End to end, one DVC experiment per rung: scripts/selection_ladder.sh (make paper-biomedrag).
+# (minutes). End to end, one pipeline stage per rung: experiments/biomedrag/dvc.yaml (make paper-biomedrag).
 DATASET ?= embedded
 ablation: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/ablation_retrieval.py --data data/interim/$(DATASET) --dataset $(DATASET)
@@ -122,29 +122,14 @@ compare: install
 
 # The five papers' experiments (issue 14), one command each; every command writes its tables
 # into docs/results/<paper>.md (paper vs this project vs direction, biochunk/evaluation/papers.py).
-# Sizes default to what two CPU cores finish; the *_ARGS / SENTENCES knobs scale them to the full
-# test sets on a GPU (README, docs/results/README.md). The real datasets come from one DVC
-# pipeline, experiments/datasets (the download and convert stages; its params.yaml names the
-# mirror: download.mirror null fetches the public URLs), into data/papers/interim/<dataset>.
-# The ladders of paper-biomedrag run the default pipeline on GM-CIHT, with MIRROR as its download.mirror.
-MIRROR ?= ../shared/datasets
-data/papers/interim/%/report.json: install
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/datasets/dvc.yaml:convert@$*
-
-# BioMedRAG / configurable semantic chunking: the ablations end to end, one DVC experiment per rung
-# (scripts/selection_ladder.sh gm-ciht N paper; resumable), the hierarchy orderings at retrieval
-# level, ADE fixed vs hybrid. ~15 min per GM-CIHT rung on 2 free CPU cores; SENTENCES / ADE_SENTENCES
-# scale to the full test sets (465 / 500) on a GPU.
-SENTENCES ?= 150
-ADE_SENTENCES ?= 100
-HIER_RUNGS := "+hierarchy (hybrid)" "hybrid, flat hierarchy" "hybrid, inverted hierarchy"
+# BioMedRAG / configurable semantic chunking: a DVC pipeline (experiments/biomedrag/dvc.yaml;
+# GM-CIHT, DDI, ChemProt and ADE from experiments/datasets): the default pipeline's triple branch
+# once per rung of the paper's ablations (experiments/biomedrag/rungs/<rung>.yaml), ADE fixed vs
+# hybrid through classify, then Tables 3-7. About 15 min per rung on 2 free CPU cores; the sample
+# is a param of each rung's file (generate.max_inputs: 150; null = the whole test set, on a GPU).
+# One rung and what it needs: dvc repro experiments/biomedrag/dvc.yaml:evaluate@hybrid-ner
 paper-biomedrag: install
-	MIRROR=$(MIRROR) ADE_INPUTS=$(ADE_SENTENCES) PATH="$(abspath $(BIN)):$$PATH" scripts/selection_ladder.sh gm-ciht $(SENTENCES) paper
-	$(MAKE) data/papers/interim/gm-ciht/report.json data/papers/interim/ade/report.json
-	[ -f build/ladder/gm-ciht-hierarchy/per-sentence.json ] || $(BIN)/python benchmarks/ablation_retrieval.py \
-		--data data/papers/interim/gm-ciht --dataset gm-ciht --k 2 --rungs $(HIER_RUNGS) --out build/ladder/gm-ciht-hierarchy/ablation.json \
-		--per-sentence build/ladder/gm-ciht-hierarchy/per-sentence.json --plot build/ladder/gm-ciht-hierarchy/ablation.png
-	$(BIN)/python benchmarks/papers/biomedrag.py --data data/papers/interim --ladder build/ladder
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/biomedrag/dvc.yaml
 
 # Chunking for clinical decision support: a DVC pipeline (experiments/clinical/dvc.yaml; COVID-QA
 # from experiments/datasets): retrieval P / R / F1 @ 5 per chunk setting on every COVID-QA

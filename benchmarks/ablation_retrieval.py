@@ -16,7 +16,7 @@ does, and reports, with 95% bootstrap intervals over test sentences:
 
 Embeddings are cached by chunk text across rungs (the fixed windows recur in every pool),
 so the ladder costs little more than one embedding pass over the distinct chunks. The
-end-to-end F1 of each rung needs the scorer and generator: `scripts/selection_ladder.sh`.
+end-to-end F1 of each rung needs the scorer and generator: experiments/biomedrag/dvc.yaml.
 Writes a JSON table and a PNG beside the paper's numbers (../shared/docs/references.md).
 """
 
@@ -77,7 +77,7 @@ def run(
     data: Path, dataset: str, k: int, n_boot: int, rungs: list[str] | None, caps: list[int], per_sentence: dict | None = None
 ) -> list[dict]:
     """The table's rows; with ``per_sentence`` (a dict) also each rung's per-test-sentence values
-    of every measure, keyed by rung, for paired comparisons (benchmarks/papers/biomedrag.py)."""
+    of every measure, keyed by rung, for paired comparisons."""
     base = params.section("chunk", data={})
     rank = params.section("rank", data={})
     triples = read_triples(data, ("train", "test"))

@@ -284,8 +284,8 @@ EVAL_QA = (
 )
 CLASSIFY = (
     "classify.py",
-    ("--dataset", "ade", "--data", "{d}/data", "--out", "{d}/out", "--metrics", "{d}/m.json", "--plots", "{d}/plots"),
-    ("out", "m.json", "plots"),
+    ("--dataset", "ade", "--data", "{d}/data", "--out", "{d}/out", "--metrics", "{d}/m.json", "--items", "{d}/items.parquet", "--plots", "{d}/plots"),
+    ("out", "m.json", "items.parquet", "plots"),
 )
 QA_CONTEXT = ("qa_context.py", ("--dataset", "bioasq", "--data", "{d}/data", "--out", "{d}/qa"), ("qa",))
 CHUNK_DOCS = (

@@ -10,7 +10,7 @@ a commit, a tag, or an experiment name (TARGET default: the workspace).
 The interval of a change: the metrics files keep each run's own 95% bootstrap interval
 (``<metric>_ci_low`` / ``_ci_high``), not per-item scores, so the change gets the unpaired
 approximation delta ± sqrt(h_base² + h_head²) from the two half-widths. It is wider than a
-paired interval (benchmarks/e2e_compare.py computes that from predictions), so a star is
+paired interval (a paper's report computes that from per-item scores), so a star is
 conservative; metrics without intervals (nDCG@10, cut-answer share) show none.
 
     python scripts/metrics_diff.py main              # workspace against main

@@ -273,11 +273,11 @@ def stage_spec(name: str) -> dict:
 def stage_closure(name: str) -> set[Path]:
     """The biochunk files the stage can execute (``closure_of`` its script, trivial package
     inits left out). The report stage imports the named paper's table builder by name
-    (stages/report.py, stages/report_runs.py), so each paper's report depends on its own builder,
+    (stages/report.py, report_runs.py, report_rungs.py), so each paper's report depends on its own builder,
     not on every paper's."""
     cmd = stage_spec(name)["cmd"]
     closure = set(closure_of(script_of(cmd)))
-    if script_of(cmd).name in ("report.py", "report_runs.py") and (m := re.search(r"--paper\s+([a-z_]+)", cmd)):
+    if script_of(cmd).name in ("report.py", "report_runs.py", "report_rungs.py") and (m := re.search(r"--paper\s+([a-z_]+)", cmd)):
         builder = ROOT / "biochunk" / "evaluation" / "reports" / f"{m.group(1)}.py"
         closure |= {builder, *closure_of(builder)}
     return {f for f in closure if not trivial(f)}

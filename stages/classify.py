@@ -4,7 +4,8 @@ The training sentences, chunked by chunk.method, are the memory; each sampled te
 sentence gets its top classify.n_chunks chunks with their labels as evidence, and the
 generator answers yes or no. Writes predictions (raw output kept), the memory's chunks,
 metrics (binary P/R/F1 with 95% bootstrap CIs; the evidence's majority vote as a
-baseline) and a precision/recall plot table.
+baseline), per-sentence scores (label, generator answer, vote: every interval and every paired
+difference between two runs is recomputed from them) and a precision/recall plot table.
 """
 
 import logging
@@ -21,7 +22,7 @@ from biochunk.generation import classify, generator
 from biochunk.generation.model import load_causal_lm
 from biochunk.generation.qa import SYSTEM_CLASSIFY, Turn, classify_user, parse_yesno, prompt_parts
 from biochunk.generation.rewrite import Rewriter
-from biochunk.io import CHUNKS, CLASSIFICATION, CLASSIFY_PREDICTIONS, atomic_path, read_table, write_json, write_table
+from biochunk.io import CHUNKS, CLASSIFICATION, CLASSIFY_PREDICTIONS, ITEM_SCORES, atomic_path, read_table, write_json, write_table
 
 log = logging.getLogger("classify")
 
@@ -32,6 +33,7 @@ def main() -> None:
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder: train, test (CLASSIFICATION)")
     ap.add_argument("--out", required=True, type=Path, help="folder: predictions.parquet, chunks.parquet")
     ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--items", required=True, type=Path, help="per-sentence scores (Parquet, ITEM_SCORES)")
     ap.add_argument("--plots", required=True, type=Path, help="folder: pr.csv")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
@@ -97,6 +99,11 @@ def main() -> None:
         write_table(df, tmp / "predictions.parquet", CLASSIFY_PREDICTIONS)
         write_table(chunks, tmp / "chunks.parquet", CHUNKS)
     write_json(metrics, args.metrics)
+    # One row per sentence and score; "generator" is 1 for yes, else 0 (an unparsed reply counts
+    # as no, as in the metrics), "unparsed" flags the replies that said neither.
+    per = {"label": labels, "generator": [int(x == 1) for x in pred], "unparsed": [int(x == -1) for x in pred], "vote": votes}
+    items = [(str(i), name, float(v)) for name, values in per.items() for i, v in zip(test["id"], values)]
+    write_table(pd.DataFrame(items, columns=ITEM_SCORES.names), args.items, ITEM_SCORES)
     with atomic_path(args.plots) as tmp:
         tmp.mkdir(parents=True)
         rows = [

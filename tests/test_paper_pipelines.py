@@ -86,6 +86,11 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     target, semchunk = "experiments/structural/dvc.yaml", "experiments/semchunk/dvc.yaml"
     for pipeline in (target, semchunk, "experiments/bioasq/dvc.yaml", "experiments/clinical/dvc.yaml"):
         assert _modified_deps(tmp_path, pipeline) == set(), f"{pipeline}: an unchanged checkout must report every stage up to date"
+    # BioMedRAG is filled rung by rung: every stage it has run is up to date, the rest never ran.
+    biomedrag = ROOT / "experiments/biomedrag"
+    ran = set(yaml.safe_load((biomedrag / "dvc.lock").read_text())["stages"])
+    stale = _modified_deps(tmp_path, "experiments/biomedrag/dvc.yaml")
+    assert not stale & ran, f"experiments/biomedrag: {sorted(stale & ran)} ran but are stale in an unchanged checkout"
     with open(tmp_path / "biochunk/chunking/structural.py", "a") as f:
         f.write("\n# an edit\n")
     settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]

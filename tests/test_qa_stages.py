@@ -178,8 +178,8 @@ def test_classify_stage_scores_yes_no_answers(tmp_path):
     write_table(pd.DataFrame(test), data / "test.parquet", CLASSIFICATION)
     params = _params(tmp_path, classify={"max_inputs": 3, "n_examples": 2}, evaluate={"bootstrap": 50})
     r = _run(
-        "classify.py", "--dataset", "ade", "--data", str(data), "--out", "out", "--metrics", "m.json", "--plots", "plots",
-        "--params", str(params), cwd=tmp_path,
+        "classify.py", "--dataset", "ade", "--data", str(data), "--out", "out", "--metrics", "m.json",
+        "--items", "items.parquet", "--plots", "plots", "--params", str(params), cwd=tmp_path,
     )  # fmt: skip
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["data"]["test_inputs"] == 3 and metrics["data"]["examples"] == 2
@@ -189,3 +189,9 @@ def test_classify_stage_scores_yes_no_answers(tmp_path):
     assert set(preds["prediction"]) <= {-1, 0, 1} and preds["raw_output"].notna().all()
     assert "unparsed outputs" in r.stderr
     assert (tmp_path / "plots" / "pr.png").stat().st_size > 5000
+    # The per-sentence scores recompute the metrics: every interval and paired difference can.
+    items = pd.read_parquet(tmp_path / "items.parquet").pivot(index="item_id", columns="metric", values="value")
+    assert set(items.columns) == {"label", "generator", "unparsed", "vote"} and len(items) == 3
+    assert items["unparsed"].sum() == metrics["data"]["unparsed_outputs"]
+    tp = ((items["generator"] == 1) & (items["label"] == 1)).sum()
+    assert metrics["generator"]["recall"] == pytest.approx(tp / items["label"].sum())
