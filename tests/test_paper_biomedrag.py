@@ -5,7 +5,6 @@ from the tracked per-sentence scores; a rung not run yet is listed with its comm
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -146,7 +145,6 @@ def test_the_committed_page_is_recomputed_from_the_tracked_scores():
     assert listed == {labels[n] for n in [*SPEC["rungs"], *SPEC["ade"]] if n not in measured}
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_rungs_settings_reach_the_stage_that_reads_them(tmp_path):
     """A rung file's switch decides what the stage computes: the chunk stage on the embedded
     data with two rung files that differ only in chunk.method writes different memories."""
