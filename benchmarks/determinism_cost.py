@@ -1,10 +1,11 @@
-"""What reproducible float kernels cost: the pipeline's CPU work with the AVX2 pins against
+"""What reproducible float kernels cost: the pipeline's CPU work with the pins against
 the processor's own choice (AVX-512 where it has it).
 
     python benchmarks/determinism_cost.py [--texts 2000] [--steps 10] [--repeats 3] [--against native|nonstrict]
 
-``biochunk/__init__.py`` pins torch, MKL, oneDNN and FAISS to their AVX2 code so that a
-lock file written on one x86-64 machine matches a clean run on another. Each measurement
+``biochunk/numerics.py`` pins torch, MKL, oneDNN, FAISS, OpenBLAS and NumPy to code every
+x86-64 processor runs alike (AVX2; MKL's vendor-neutral COMPATIBLE branch), so that a lock
+file written on one x86-64 machine matches a clean run on another. Each measurement
 runs in a fresh interpreter (the pins are read when the libraries first run), once with
 the pins and once with each variable set to the library's own default, on:
 
@@ -13,9 +14,8 @@ the pins and once with each variable set to the library's own default, on:
 - generate: ``--steps`` LoRA fine-tuning steps of SmolLM2-135M (batch 4);
 - search: FAISS flat inner-product top-10 of 2,000 queries over 50,000 vectors.
 
-``--against nonstrict`` compares instead with MKL's plain AVX2 mode (``MKL_CBWR=AVX2``), the
-pin before issue 25: the price of ``STRICT``, which makes MKL's products the same bits
-whatever the thread count.
+``--against nonstrict`` compares instead with MKL without ``STRICT`` (``MKL_CBWR=COMPATIBLE``):
+the price of ``STRICT``, which makes MKL's products the same bits whatever the thread count.
 
 It also checks that the pinned embeddings are the same bits in both runs of a pair, and
 says whether pinning changed them. Prints a Markdown table (median of ``--repeats``).
@@ -33,20 +33,28 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PINS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "FAISS_SIMD_LEVEL")
-# What torch and FAISS pick on this processor when nothing is pinned (read in a process that
-# never imports biochunk); MKL's automatic branch and oneDNN's full ISA need no probe.
+sys.path.insert(0, str(ROOT))
+from biochunk.numerics import PINS as PIN_VALUES  # noqa: E402  (sets the pins in this process too)
+
+PINS = tuple(var for var, _ in PIN_VALUES)
+# What torch, FAISS and OpenBLAS pick on this processor when nothing is pinned (read in a
+# process that never imports biochunk); MKL's automatic branch, oneDNN's full ISA and NumPy
+# with no feature disabled need no probe.
 PROBE = """
-import faiss, torch
-print(torch.backends.cpu.get_cpu_capability().lower(), faiss.SIMDConfig.get_level_name())
+import faiss, numpy, threadpoolctl, torch
+arch = {i["internal_api"]: i.get("architecture") for i in threadpoolctl.threadpool_info()}.get("openblas") or "Haswell"
+print(torch.backends.cpu.get_cpu_capability().lower(), faiss.SIMDConfig.get_level_name(), arch)
 """
 
 
 def native() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in PINS}
     r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
-    aten, simd = r.stdout.split()
-    return {"ATEN_CPU_CAPABILITY": aten, "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": "ALL", "FAISS_SIMD_LEVEL": simd}
+    aten, simd, blas = r.stdout.split()
+    return {
+        "ATEN_CPU_CAPABILITY": aten, "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": "ALL", "FAISS_SIMD_LEVEL": simd,
+        "OPENBLAS_CORETYPE": blas, "NPY_DISABLE_CPU_FEATURES": "",
+    }  # fmt: skip
 
 
 WORKER = r"""
@@ -117,9 +125,7 @@ def main() -> None:
         unpinned = native()
     else:
         # Every pin as biochunk sets it, but MKL's products without STRICT.
-        import biochunk  # noqa: F401
-
-        unpinned = {k: os.environ[k] for k in PINS if k in os.environ} | {"MKL_CBWR": "AVX2"}
+        unpinned = dict(PIN_VALUES) | {"MKL_CBWR": "COMPATIBLE"}
     print(f"{platform.machine()}, {os.cpu_count()} CPUs; median of {args.repeats}; {args.against} = {unpinned}\n")
     print(f"| step | unit | pinned | {args.against} | pinned / {args.against} time | pinned capability | {args.against} capability |")
     print("|---|---|---:|---:|---:|---|---|")
