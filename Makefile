@@ -57,9 +57,10 @@ install-browser:
 test: install-dev install-browser lint
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25
 
-# The fast loop: the suite less its `slow` tests (training, model loads, DVC / pipeline runs, dask, browser): 2m46s on 2 busy cores.
+# The fast loop: the suite less its `slow` tests (training, model loads, DVC / pipeline runs, dask,
+# browser), one pytest-xdist worker per core (docs/reproducibility.md has the timings).
 test-fast: install-dev
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25 -m "not slow"
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25 -m "not slow" -n auto
 
 clean:
 	rm -rf $(VENV)
