@@ -25,8 +25,9 @@ PINS: tuple[tuple[str, str], ...] = (
     # AUTO or COMPATIBLE are available only for Intel processors", and an unsupported branch
     # falls back to AUTO "without providing any warning messages" (oneMKL Developer Guide,
     # "Specifying Code Branches"). MKL_VERBOSE printed CNR:AUTO on an AMD EPYC, and CI's
-    # AMD EPYC wrote other embed vectors than the machine of the committed lock (2026-12-02). STRICT: the same bits whatever the thread count; without
-    # it MKL splits a product's reduction by thread (tests/test_reproducible_threads.py).
+    # AMD EPYC wrote other embed vectors than the machine of the committed lock (2026-12-02).
+    # STRICT: the same bits whatever the thread count; without it MKL splits a product's
+    # reduction by thread (tests/test_reproducible_threads.py).
     ("MKL_CBWR", "COMPATIBLE,STRICT"),
     ("ONEDNN_MAX_CPU_ISA", "AVX2"),  # oneDNN (torch's convolutions, bf16 paths)
     ("FAISS_SIMD_LEVEL", "AVX2"),  # FAISS distance kernels (dynamic-dispatch builds)

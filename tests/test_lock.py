@@ -189,4 +189,4 @@ def test_every_lock_entry_hashes_exactly_the_deps_dvc_yaml_declares(lock):
         if name not in declared:
             continue  # a stage dvc.yaml no longer has: test_paper_* check their own pipelines
         extra = {d["path"] for d in entry.get("deps", [])} - declared[name]
-        assert not extra, f"{name}: dvc.lock hashes {sorted(extra)}, which dvc.yaml no longer declares; run `dvc repro -f` on the stage"
+        assert not extra, f"{name}: dvc.lock hashes {sorted(extra)}, which dvc.yaml no longer declares; `dvc repro -f` it"
