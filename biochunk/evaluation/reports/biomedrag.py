@@ -39,7 +39,7 @@ SETTING = (
     "sentences; the paper: MedLLaMA-13B embeddings, Llama-2-13B LoRA scorers (1,000 steps), its full test sets (§4.2)"
 )
 # What one rung costs here (measured this session on 2 CPU cores): why a rung may be missing.
-COST = "about 15 min per rung on 2 free CPU cores (the generator's 40 LoRA steps dominate)"
+COST = "about 15 min per rung on 2 free CPU cores before the cross-vendor float pins of 2026-12-02, about twice that since (docs/reproducibility.md#what-the-pins-cost; the generator's 40 LoRA steps dominate)"
 
 
 def _at(where: str, quote: str, figure: str | None = None) -> Source:
