@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean ablation metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,12 +64,6 @@ test-fast: install-dev
 
 clean:
 	rm -rf $(VENV)
-
-# The hybrid chunking's ablation ladder at retrieval level on the converted data of DATASET
-# (minutes). End to end, one pipeline stage per rung: experiments/biomedrag/dvc.yaml (make paper-biomedrag).
-DATASET ?= embedded
-ablation: install
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/ablation_retrieval.py --data data/interim/$(DATASET) --dataset $(DATASET)
 
 # How metrics and params moved: the Markdown the pull-request workflow posts.
 # make metrics-diff BASE=main   (workspace against main); TARGET=<rev or experiment> compares two.

@@ -18,7 +18,7 @@ from biochunk.errors import UserError
 from biochunk.evaluation.papers import paired_statistic
 from biochunk.evaluation.reports import biomedrag as B
 from biochunk.evaluation.triples import micro
-from biochunk.io import ITEM_SCORES, write_table
+from biochunk.io import CLASSIFICATION, ITEM_SCORES, TRIPLES, write_json, write_table
 from tests.conftest import ROOT
 
 HERE = ROOT / "experiments" / "biomedrag"
@@ -98,13 +98,52 @@ def _items(rows: dict[str, tuple[float, float, float]]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=ITEM_SCORES.names)
 
 
+def _converted(root, relations: dict[str, list[str]]) -> None:
+    """Converted splits as the convert stage writes them: one triple row per relation label
+    given, per split, and report.json counting the rows (ADE: no dev, labels 0/1)."""
+    for ds in B.TABLE2:
+        folder = root / ds
+        folder.mkdir(parents=True)
+        splits = ("train", "test") if ds == "ade" else ("train", "dev", "test")
+        written = {}
+        for s in splits:
+            if ds == "ade":
+                df = pd.DataFrame({"id": [f"{s}-0", f"{s}-1"], "split": s, "text": ["a", "b"], "label": [0, 1]})
+                write_table(df, folder / f"{s}.parquet", CLASSIFICATION)
+            else:
+                rels = relations.get(ds, ["r"])
+                df = pd.DataFrame({"id": [f"{s}-{i}" for i in range(len(rels))], "split": s, "sentence": "x", "head": "h", "relation": rels, "tail": "t"})
+                write_table(df, folder / f"{s}.parquet", TRIPLES)
+            written[s] = len(df)
+        dropped = {"test": {"exact duplicate": 3}} if ds == "gm-ciht" else {}
+        read = {s: n + sum(dropped.get(s, {}).values()) for s, n in written.items()}
+        write_json({"dataset": ds, "rows_read": read, "rows_written": written, "rows_dropped": dropped, "rows_repaired": {}}, folder / "report.json")
+
+
+def test_the_splits_table_sets_the_converted_counts_beside_table_2(tmp_path):
+    _converted(tmp_path, {"ddi": ["None", "None", "effect"]})
+    t = B.splits_table(tmp_path)
+    rows = {r.label: r for r in t.rows}
+    assert rows["gm-ciht: rows in the mirror's files"].ours["test"].value == 4  # 1 kept + 3 dropped
+    assert rows["gm-ciht: what the pipeline reads"].ours["test"].value == 1
+    ddi = rows["ddi: without the None label"]
+    assert ddi.ours["relation types"].value == 1 and ddi.ours["train"].value == 1
+    assert rows["ddi: rows in the mirror's files"].ours["relation types"].value == 2
+    assert "dev" not in rows["ade: rows in the mirror's files"].ours  # the mirror ships no ADE dev split
+    for r in t.rows:  # every paper cell is Table 2's, with its line
+        ds = r.label.split(":")[0]
+        assert r.paper == B.TABLE2[ds][0] and all(s == (B.TABLE2[ds][1],) for s in r.sources.values())
+    assert B.TABLE2["ddi"][0] == {"relation types": 4, "train": 1027, "dev": 258, "test": 1094}
+
+
 def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_path):
     scores = tmp_path / "scores"
     scores.mkdir()
     write_table(_items({"1": (1, 1, 1), "2": (0, 1, 1), "3": (1, 2, 1)}), scores / "fixed-items.parquet", ITEM_SCORES)
     write_table(_items({"1": (1, 1, 1), "2": (1, 1, 1), "3": (1, 1, 1)}), scores / "hybrid-bias-items.parquet", ITEM_SCORES)
-    tables = B.tables(HERE / "rungs.yaml", scores)
-    gm = tables[0]
+    _converted(tmp_path / "interim", {})
+    tables = B.tables(HERE / "rungs.yaml", scores, tmp_path / "interim")
+    gm = next(t for t in tables if t.section == "gm-ciht-ablations")
     assert [r.label for r in gm.rows] == ["fixed 5-word windows", "+hierarchy = hybrid, proposition bias"]
     assert gm.rows[1].ours["exact-triple F1"].value == 1.0
     step = next(d for d in gm.differences if d.label == "hybrid − fixed" and d.metric == "exact-triple F1")
@@ -118,7 +157,7 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     # Another sample for one rung is refused in one line, not silently intersected.
     write_table(_items({"1": (1, 1, 1), "4": (1, 1, 1)}), scores / "hybrid-entity-items.parquet", ITEM_SCORES)
     with pytest.raises(UserError, match="other test sentences"):
-        B.tables(HERE / "rungs.yaml", scores)
+        B.tables(HERE / "rungs.yaml", scores, tmp_path / "interim")
 
 
 def test_the_committed_page_is_recomputed_from_the_tracked_scores():
