@@ -202,3 +202,21 @@ def test_a_rungs_settings_reach_the_stage_that_reads_them(tmp_path):
         out[name] = pd.read_parquet(dst / "chunks.parquet")
     assert set(out["fixed"]["method"]) == {"fixed"} and set(out["hybrid-bias"]["method"]) == {"hybrid"}
     assert len(out["hybrid-bias"]) > len(out["fixed"])
+
+
+def test_the_bootstrap_p_agrees_with_the_interval_and_holm_counts_the_whole_table():
+    """p < 0.05 where the paired 95% interval excludes 0; identical rungs give p = 1; the note
+    adjusts over every difference of the table, not only the published ones."""
+    rng = np.random.default_rng(0)
+    n = 120
+    fixed = _items({str(i): (float(rng.random() < 0.3), 1, 1) for i in range(n)}).pivot(index="item_id", columns="metric", values="value")
+    better = fixed.copy()
+    better["triple.tp"] = 1.0  # every sentence right: far above fixed
+    est, p = B._triple_difference(fixed, better, "exact-triple F1")
+    assert est.lo > 0 and p < 0.05
+    est, p = B._triple_difference(fixed, fixed, "exact-triple F1")
+    assert est.value == 0 and p == 1.0
+    d = B.Difference("b − a", "exact-triple F1", None, est)
+    note = B._holm_note([(d, 0.01), (d, 0.04), (d, 0.5)])
+    assert "3 paired differences" in note and "before adjustment for 2" in note
+    assert "Holm p = 0.030" in note and "after Holm's adjustment over all 3: 1" in note
