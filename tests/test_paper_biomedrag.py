@@ -122,7 +122,7 @@ def _converted(root, relations: dict[str, list[str]]) -> None:
 
 def test_the_splits_table_sets_the_converted_counts_beside_table_2(tmp_path):
     _converted(tmp_path, {"ddi": ["None", "None", "effect"]})
-    t = B.splits_table(tmp_path)
+    t = B.splits_table([tmp_path / ds for ds in B.TABLE2])
     rows = {r.label: r for r in t.rows}
     assert rows["gm-ciht: rows in the mirror's files"].ours["test"].value == 4  # 1 kept + 3 dropped
     assert rows["gm-ciht: what the pipeline reads"].ours["test"].value == 1
@@ -134,6 +134,8 @@ def test_the_splits_table_sets_the_converted_counts_beside_table_2(tmp_path):
         ds = r.label.split(":")[0]
         assert r.paper == B.TABLE2[ds][0] and all(s == (B.TABLE2[ds][1],) for s in r.sources.values())
     assert B.TABLE2["ddi"][0] == {"relation types": 4, "train": 1027, "dev": 258, "test": 1094}
+    with pytest.raises(UserError, match="--data names no folder of ade"):
+        B.splits_table([tmp_path / "ddi"])
 
 
 def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_path):
@@ -142,7 +144,7 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     write_table(_items({"1": (1, 1, 1), "2": (0, 1, 1), "3": (1, 2, 1)}), scores / "fixed-items.parquet", ITEM_SCORES)
     write_table(_items({"1": (1, 1, 1), "2": (1, 1, 1), "3": (1, 1, 1)}), scores / "hybrid-bias-items.parquet", ITEM_SCORES)
     _converted(tmp_path / "interim", {})
-    tables = B.tables(HERE / "rungs.yaml", scores, tmp_path / "interim")
+    tables = B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2])
     gm = next(t for t in tables if t.section == "gm-ciht-ablations")
     assert [r.label for r in gm.rows] == ["fixed 5-word windows", "+hierarchy = hybrid, proposition bias"]
     assert gm.rows[1].ours["exact-triple F1"].value == 1.0
@@ -157,7 +159,7 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     # Another sample for one rung is refused in one line, not silently intersected.
     write_table(_items({"1": (1, 1, 1), "4": (1, 1, 1)}), scores / "hybrid-entity-items.parquet", ITEM_SCORES)
     with pytest.raises(UserError, match="other test sentences"):
-        B.tables(HERE / "rungs.yaml", scores, tmp_path / "interim")
+        B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2])
 
 
 def test_the_committed_page_is_recomputed_from_the_tracked_scores():

@@ -449,13 +449,18 @@ TABLE2 = {
 NO_RELATION = "None"  # DDI's label for a drug pair with no interaction stated (docs/schemas.md)
 
 
-def splits_table(data: Path) -> PaperTable:
-    """The converted splits (``data/<dataset>/``: report.json and the split tables the convert
-    stage wrote) against the paper's Table 2: the rows in the mirror's files, the rows the
-    pipeline reads once exact duplicates are dropped, and DDI without its no-interaction label."""
+def splits_table(data: list[Path]) -> PaperTable:
+    """The converted splits (one folder per dataset, named by it: report.json and the split
+    tables the convert stage wrote) against the paper's Table 2: the rows in the mirror's files,
+    the rows the pipeline reads once exact duplicates are dropped, and DDI without its
+    no-interaction label."""
+    folders = {f.name: f for f in data}
+    missing = sorted(set(TABLE2) - set(folders))
+    if missing:
+        raise UserError(f"--data names no folder of {missing[0]}; give data/papers/interim/<dataset> for each of {', '.join(TABLE2)}")
     rows = []
     for ds, (paper, source) in TABLE2.items():
-        folder = data / ds
+        folder = folders[ds]
         report = read_json(folder / "report.json")
         sources = {m: (source,) for m in SPLIT_METRICS}
         splits = [s for s in ("train", "dev", "test") if (folder / f"{s}.parquet").is_file()]
@@ -486,9 +491,9 @@ def splits_table(data: Path) -> PaperTable:
     )  # fmt: skip
 
 
-def tables(paper_params: Path, scores: Path, data: Path) -> list[PaperTable]:
+def tables(paper_params: Path, scores: Path, data: list[Path]) -> list[PaperTable]:
     """Every table of the page from rungs.yaml (``paper_params``), the tracked per-item scores and
-    the converted datasets (``data``: the split sizes beside Table 2)."""
+    the converted dataset folders (``data``: the split sizes beside Table 2)."""
     spec, files = load_rungs(paper_params)
     unknown = sorted(set(spec["rungs"]) - {r.name for r in RUNGS} - {f"{d}-{m}" for d in OTHER for m in ("fixed", "hybrid")})
     if unknown:
