@@ -418,13 +418,12 @@ def ade_table(scores: Path) -> PaperTable:
 RETRIEVAL = ["chunks", "relation hit@1, dense", "relation hit@1, scorer", "relation in the 2 read"]
 
 
-def retrieval_table(scores: Path) -> PaperTable:
-    """What each GM-CIHT rung hands the generator, on every test sentence: the evaluate stage's
-    retrieval figures (metrics/papers/biomedrag/<rung>.json, their intervals as it wrote them)."""
+def retrieval_table(scores: Path, rungs: list[tuple[str, str]], section: str, title: str, sample: str) -> PaperTable:
+    """What each rung (name, label) hands the generator, on every test sentence: the evaluate
+    stage's retrieval figures (metrics/papers/biomedrag/<rung>.json, their intervals as it wrote them)."""
     rows = []
-    n = None
-    for r in RUNGS:
-        path = scores / f"{r.name}.json"
+    for name, label in rungs:
+        path = scores / f"{name}.json"
         if not path.is_file():
             continue
         m = read_json(path)
@@ -439,10 +438,9 @@ def retrieval_table(scores: Path) -> PaperTable:
             "relation hit@1, scorer": est(sc, "relation_hit@1"),
             "relation in the 2 read": est(sc, "relation_hit@2"),
         }
-        rows.append(Row(r.label, {}, ours))
+        rows.append(Row(label, {}, ours))
     return PaperTable(
-        paper=PAPER, section="gm-ciht-retrieval", title="GM-CIHT retrieval per rung: what the generator reads",
-        command=COMMAND, sample="every GM-CIHT test sentence (the rank and scorer stages rank them all; generate.max_inputs limits only generation)",
+        paper=PAPER, section=section, title=title, command=COMMAND, sample=sample,
         models="MiniLM embedder (dense), LoRA chunk scorer (re-orders the rank.top_k = 2 selected chunks)",
         wall_s=None, metrics=RETRIEVAL, rows=rows, metric_digits={"chunks": 0},
         notes=[
@@ -518,4 +516,15 @@ def tables(paper_params: Path, scores: Path, data: list[Path]) -> list[PaperTabl
     unknown = sorted(set(spec["rungs"]) - {r.name for r in RUNGS} - {f"{d}-{m}" for d in OTHER for m in ("fixed", "hybrid")})
     if unknown:
         raise UserError(f"{paper_params}: rung {unknown[0]} has no row in biochunk/evaluation/reports/biomedrag.py (RUNGS); add one")
-    return [splits_table(data), gm_ciht_table(files, scores), retrieval_table(scores), other_table(files, scores), ade_table(scores)]
+    every = "every {} test sentence (the rank and scorer stages rank them all; generate.max_inputs limits only generation)"
+    return [
+        splits_table(data),
+        gm_ciht_table(files, scores),
+        retrieval_table(scores, [(r.name, r.label) for r in RUNGS], "gm-ciht-retrieval", "GM-CIHT retrieval per rung: what the generator reads", every.format("GM-CIHT")),
+        other_table(files, scores),
+        retrieval_table(
+            scores, [(f"{d}-{m}", f"{d} {m}") for d in OTHER for m in ("fixed", "hybrid")], "ddi-chemprot-retrieval",
+            "DDI and ChemProt retrieval: what the generator reads", every.format("DDI and ChemProt"),
+        ),
+        ade_table(scores),
+    ]  # fmt: skip
