@@ -54,8 +54,10 @@ install-browser:
 		  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium strace >/dev/null; }; }; } || \
 		echo "note: chromium or strace could not be installed; the headless-browser and strace tests will skip"
 
+# One pytest-xdist worker per core; --dist loadfile keeps a file's tests on one worker, so a
+# module's fixture (a whole pipeline run in a copy) runs once, not once per worker.
 test: install-dev install-browser lint
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q -ra --durations=25 -n auto --dist loadfile
 
 # The fast loop: the suite less its `slow` tests (training, model loads, DVC / pipeline runs, dask,
 # browser), one pytest-xdist worker per core (docs/reproducibility.md has the timings).

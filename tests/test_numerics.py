@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from biochunk.numerics import PINS
+from biochunk.numerics import MKL_BRANCH, PINS, cpu_vendor, mkl_branch
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="the pins are for x86-64")
@@ -40,7 +40,7 @@ def _probe(**extra: str) -> str:
 
 def test_each_library_runs_the_pinned_kernels():
     out = _probe()
-    assert "CNR:COMPATIBLE,STRICT" in out, "MKL does not run its vendor-neutral strict branch:\n" + out[-1500:]
+    assert f"CNR:{MKL_BRANCH}" in out, f"MKL does not run the strict branch pinned for {cpu_vendor()!r}:\n" + out[-1500:]
     assert "CAPABILITY AVX2" in out
     assert "NUMPY_AVX512 False" in out
     assert "OPENBLAS Haswell" in out
@@ -48,3 +48,11 @@ def test_each_library_runs_the_pinned_kernels():
 
 def test_a_variable_the_user_exports_wins():
     assert "CNR:AUTO" in _probe(MKL_CBWR="AUTO")
+
+
+def test_mkl_runs_avx2_on_intel_and_the_vendor_neutral_branch_elsewhere():
+    # MKL runs its AVX2 branch on Intel processors only and silently falls back to its
+    # per-processor path (AUTO) on others; COMPATIBLE is the branch it runs alike on every vendor.
+    assert mkl_branch("GenuineIntel") == "AVX2,STRICT"
+    assert mkl_branch("AuthenticAMD") == "COMPATIBLE,STRICT"
+    assert mkl_branch("") == "COMPATIBLE,STRICT"

@@ -4,7 +4,7 @@ A fresh clone on a loaded two-core machine once wrote `data/embed` vectors whose
 differed from the committed lock (issue 25): MKL split each matrix product's reduction by
 thread, so a run that got one thread (a CPU quota, ``taskset``, ``OMP_NUM_THREADS=1``)
 rounded differently from a run with two. ``import biochunk`` now asks MKL for its strict
-conditional-numerical-reproducibility mode (``MKL_CBWR=COMPATIBLE,STRICT``, biochunk/numerics.py). This runs the real
+conditional-numerical-reproducibility mode (``MKL_CBWR=<branch>,STRICT``, biochunk/numerics.py). This runs the real
 stage on the embedded dataset's chunks with one, two and three threads, the last beside
 two processes that keep both cores busy, and requires identical output files.
 """
