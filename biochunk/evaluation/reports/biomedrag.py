@@ -40,7 +40,10 @@ SETTING = (
     "trigger lexicons, tiers and relation hierarchies are this project's reconstruction (configs/triggers, configs/hierarchy)"
 )
 # What one rung costs here (measured this session on 2 CPU cores): why a rung may be missing.
-COST = "about 15 min per rung on 2 free CPU cores before the cross-vendor float pins of 2026-12-02, about twice that since (docs/reproducibility.md#what-the-pins-cost; the generator's 40 LoRA steps dominate)"
+COST = (
+    "30-55 min per rung on 2 free CPU cores (an Intel Xeon, 2026-12-03, chunk memory included: DDI hybrid "
+    "28 min, ChemProt fixed 55 min; the scorer's 100 and the generator's 40 LoRA steps dominate)"
+)
 
 
 def _at(where: str, quote: str, figure: str | None = None) -> Source:
@@ -235,7 +238,7 @@ def _switches(settings: dict, reference: dict) -> str:
     return " ".join(changed) or "every switch on: the paper's method"
 
 
-def _detectable_note(diffs: list[Difference], n: int) -> str:
+def _detectable_note(diffs: list[Difference], n: int | str) -> str:
     # Micro F1 is not a mean over sentences, so no t-test; the paired bootstrap SE stands in for
     # the t-test's: at 80% power and two-sided 5%, the smallest detectable difference is
     # (1.96 + 0.84) SE, SE = the 95% interval's width / 3.92.
@@ -249,7 +252,8 @@ def _detectable_note(diffs: list[Difference], n: int) -> str:
         f"Smallest exact-triple F1 difference this sample can detect (80% power, two-sided 5%, from the paired "
         f"bootstrap's SE, n = {n} sentences): median {median:.3f} over the table's differences (range "
         f"{min(d):.3f}–{max(d):.3f}; near 0 where two rungs' predictions barely differ). Published steps at least "
-        f"that large: {'; '.join(large) or 'none'}; the others would go unseen here even if they held."
+        "that large: "
+        + ("; ".join(large) + "; the others would go unseen here even if they held." if large else "none: every one would go unseen here even if it held.")
     )
 
 
@@ -358,11 +362,17 @@ def other_table(files: dict[str, dict], scores: Path) -> PaperTable:
                     diffs.append(Difference(f"{ds}: hybrid − fixed", m, round(ph[i] - pf[i], 4), est, sources=(sf[i], sh[i], *stated), setting=setting))
                 tested.append((diffs[-1], p))
     n = {files[f"{ds}-{m}"]["generate"]["max_inputs"] for ds in OTHER for m in ("fixed", "hybrid")}
+    notes = [f"Rows: 95% bootstrap over sentences; differences: paired bootstrap ({N_BOOT} resamples, seed {SEED})."]
+    if tested:
+        notes.append(_holm_note(tested))
+    # Table 3's steps here are a point of F1 or less: say whether 150 sentences could see them.
+    detect = _detectable_note(diffs, ", ".join(map(str, sorted(n, key=str))))
+    if detect:
+        notes.append(detect)
     return PaperTable(
         paper=PAPER, section="ddi-chemprot", title="DDI and ChemProt fixed vs hybrid end to end (Table 3)",
         command=COMMAND, sample=f"the first {', '.join(map(str, sorted(n, key=str)))} test sentences of each dataset (generate.max_inputs)",
-        models=MODELS, wall_s=None, metrics=TRIPLE, rows=rows, differences=diffs, not_run=not_run,
-        notes=[f"Rows: 95% bootstrap over sentences; differences: paired bootstrap ({N_BOOT} resamples, seed {SEED}).", *([_holm_note(tested)] if tested else [])],
+        models=MODELS, wall_s=None, metrics=TRIPLE, rows=rows, differences=diffs, not_run=not_run, notes=notes,
     )  # fmt: skip
 
 
