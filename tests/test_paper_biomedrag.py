@@ -157,6 +157,14 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     assert B.PAPER_MODELS in gm.not_run and "generate.model" in B.PAPER_MODELS.command
     ade = next(t for t in tables if t.section == "ade")
     assert {n.row for n in ade.not_run} == {"ADE fixed", "ADE hybrid"}
+    # A dataset with both arms is paired and says what its sample can detect; the other is listed.
+    write_table(_items({"1": (1, 1, 1), "2": (0, 1, 1), "3": (0, 2, 1)}), scores / "ddi-fixed-items.parquet", ITEM_SCORES)
+    write_table(_items({"1": (1, 1, 1), "2": (1, 1, 1), "3": (0, 2, 1)}), scores / "ddi-hybrid-items.parquet", ITEM_SCORES)
+    other = next(t for t in B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2]) if t.section == "ddi-chemprot")
+    assert {d.label for d in other.differences} == {"ddi: hybrid − fixed"}
+    assert {n.row for n in other.not_run} == {"chemprot fixed", "chemprot hybrid"}
+    detect = [n for n in other.notes if n.startswith("Smallest exact-triple F1 difference")]
+    assert len(detect) == 1 and "n = 150 sentences" in detect[0], other.notes
     # Another sample for one rung is refused in one line, not silently intersected.
     write_table(_items({"1": (1, 1, 1), "4": (1, 1, 1)}), scores / "hybrid-entity-items.parquet", ITEM_SCORES)
     with pytest.raises(UserError, match="other test sentences"):
