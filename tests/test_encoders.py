@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 
 import numpy as np
 import pytest
@@ -89,6 +90,29 @@ def test_a_dtype_or_device_change_misses_the_disk_cache(tmp_path) -> None:
     assert again.seen == [], "the same identity hits"
     folders = sorted(p.name for p in tmp_path.iterdir())
     assert len(folders) == 4 and all((tmp_path / f / "identity.json").is_file() for f in folders)
+
+
+def test_another_float_pin_or_vendor_misses_the_disk_cache(tmp_path, monkeypatch) -> None:
+    # Vectors made under MKL's AVX2 branch on an Intel machine differ in their last bits from
+    # an AMD machine's COMPATIBLE ones: a cache folder carried between them must not answer.
+    cache._STORES.clear()
+    monkeypatch.setattr(cache.numerics, "cpu_vendor", lambda: "GenuineIntel")
+    monkeypatch.setenv("MKL_CBWR", "AVX2,STRICT")
+    encode_cached(Fake(), ["x", "yy"], tmp_path)
+    for vendor, pin in (("GenuineIntel", "COMPATIBLE,STRICT"), ("AuthenticAMD", "AVX2,STRICT")):
+        monkeypatch.setattr(cache.numerics, "cpu_vendor", lambda v=vendor: v)
+        monkeypatch.setenv("MKL_CBWR", pin)
+        other = Fake()
+        encode_cached(other, ["x", "yy"], tmp_path)
+        assert other.seen == ["x", "yy"], f"{vendor} {pin} read another pin's vectors"
+    monkeypatch.setattr(cache.numerics, "cpu_vendor", lambda: "GenuineIntel")
+    monkeypatch.setenv("MKL_CBWR", "AVX2,STRICT")
+    cache._STORES.clear()
+    again = Fake()
+    encode_cached(again, ["x", "yy"], tmp_path)
+    assert again.seen == [], "the same pin hits"
+    written = {json.loads((f / "identity.json").read_text())["mkl_cbwr"] for f in tmp_path.iterdir()}
+    assert written == {"AVX2,STRICT", "COMPATIBLE,STRICT"}
 
 
 def test_sentence_encoder_identity_follows_dtype_device_and_revision(tmp_path) -> None:

@@ -1,11 +1,13 @@
 """train_reranker + retrieve on tiny BEIR-like and BioASQ-like collections (real MiniLM, real Lucene)."""
 
 import json
+import re
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from biochunk.io import CONTEXTS, CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, RUNS, read_table, write_table
 from tests.conftest import ROOT
@@ -35,6 +37,21 @@ corpus: {bioasq_unit: snippet}  # the fixture's snippets all come from one recor
 train_reranker: {steps: 2, batch_size: 2, negatives: 2, max_length: 64}
 embed: {batch_size: 8}
 """
+
+
+def test_no_pipeline_hashes_the_embedding_cache():
+    # A cache is no result: dvc.lock never hashes one. The cache is safe to keep outside DVC
+    # because its key holds everything that decides a vector (tests/test_encoders.py).
+    for path in [ROOT / "dvc.yaml", *sorted((ROOT / "experiments").glob("*/dvc.yaml"))]:
+        text = path.read_text()
+        stages = yaml.safe_load(text)["stages"]
+        cache = re.search(r"--cache (\S+)", text)
+        for name, stage in stages.items():
+            body = stage.get("do", stage)
+            declared = [next(iter(o)) if isinstance(o, dict) else o for key in ("deps", "outs") for o in body.get(key, [])]
+            assert not [d for d in declared if d.startswith("data/cache")], f"{path}: {name} declares a cache"
+        if path.name == "dvc.yaml" and path.parent == ROOT:
+            assert cache and cache.group(1) == "data/cache/embeddings"
 
 
 def _run(tmp_path, dataset, data):

@@ -3,12 +3,16 @@
 Embedding is the slow step of dense retrieval on a CPU (SciFact's 5,183 documents take
 minutes), while a vector depends only on the text and the encoder's ``identity()``: the
 model, its revision (a hub commit, or the hash of the model folder), the dtype and the kind
-of device. Vectors are stored in shards under ``<cache>/<identity key>/`` (with the identity
-in ``identity.json`` there), keyed by a hash of each text, so chunk methods that produce the
-same texts (a short passage is its own chunk under most methods) share them, and a changed
-text, model, revision, dtype or device can never return a stale vector: float16 vectors
-made on a GPU are never read back by a float32 CPU run. Delete the folder at any time; the
-next run re-embeds.
+of device, and on a CPU the float kernels the processor runs (``float_pin``: its vendor and
+MKL's code branch, ``biochunk.numerics``). Vectors are stored in shards under
+``<cache>/<identity key>/`` (with the identity in ``identity.json`` there), keyed by a hash
+of each text, so chunk methods that produce the same texts (a short passage is its own chunk
+under most methods) share them, and a changed text, model, revision, dtype, device or float
+pin can never return a stale vector: float16 vectors made on a GPU are never read back by a
+float32 CPU run, nor an Intel machine's AVX2 vectors by an AMD one (their last bits differ,
+docs/reproducibility.md). Because the key holds everything that decides a vector's bits, a
+hit returns what embedding would, and the folder stays out of DVC like DVC's own cache (no
+dvc.lock hashes a cache): delete it at any time; the next run re-embeds.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from biochunk import numerics
 from biochunk.embedding import Encoder, EncoderWrapper
 from biochunk.io import atomic_path
 
@@ -35,6 +41,17 @@ def _key(text: str) -> bytes:
 def identity_key(identity: dict[str, str]) -> str:
     """The cache folder's name for an encoder's ``identity()``: every field, hashed."""
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def float_pin() -> dict[str, str]:
+    """The processor's vendor and MKL's code branch in effect (``MKL_CBWR``, set by
+    ``biochunk.numerics`` unless exported): what rounds a CPU encoder's last bits."""
+    return {"cpu_vendor": numerics.cpu_vendor(), "mkl_cbwr": os.environ.get("MKL_CBWR", "")}
+
+
+def cache_identity(encoder: Encoder) -> dict[str, str]:
+    """What a cached vector's bits depend on: the encoder's ``identity()`` and the float pin."""
+    return {**encoder.identity(), **float_pin()}
 
 
 def _model_dir(cache_dir: Path, identity: dict[str, str]) -> Path:
@@ -59,7 +76,7 @@ def encode_cached(encoder: Encoder, texts: Sequence[str], cache_dir: str | Path 
     """``encoder.encode(texts)``, reusing and extending the cache in ``cache_dir`` (None: no cache)."""
     if cache_dir is None or len(texts) == 0:
         return encoder.encode(texts, progress=progress)
-    identity = encoder.identity()
+    identity = cache_identity(encoder)
     folder = _model_dir(Path(cache_dir), identity).resolve()
     if folder not in _STORES:
         _STORES[folder] = _load(folder) if folder.exists() else {}
