@@ -42,7 +42,8 @@ SETTING = (
 # What one rung costs here (measured this session on 2 CPU cores): why a rung may be missing.
 COST = (
     "30-55 min per rung on 2 free CPU cores (an Intel Xeon, 2026-12-03, chunk memory included: DDI hybrid "
-    "28 min, ChemProt fixed 55 min; the scorer's 100 and the generator's 40 LoRA steps dominate)"
+    "28 min, ChemProt fixed 55 min, ChemProt hybrid 49 min; the scorer's 100 and the generator's 40 LoRA steps "
+    "dominate)"
 )
 
 
