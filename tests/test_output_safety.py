@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -337,12 +338,21 @@ def case(tmp_path) -> tuple[Path, Path]:
 def test_a_signalled_compare_prints_one_line_and_leaves_nothing(sig, code, questions, case):
     d, tmpdir = case
     corpus = _corpus(d, questions)
-    proc = _compare(d, corpus, tmpdir, fault="sleep-before-rename:/out")
-    _wait_for_temporary(d, proc)
-    assert [p.name.split("-")[0] for p in tmpdir.iterdir()] == ["compare"]  # the corpus copy, held
-    proc.send_signal(sig)
-    proc.wait(timeout=120)
-    assert proc.returncode == code, _stderr(d)[-3000:]
+    # The fault holds the finished output for a minute; on a loaded 2-core CI runner the poll
+    # once saw it only as the minute ran out, and the signal came after the rename (exit 0, the
+    # output in place). That run tested nothing, so it is run again, at most twice more; a
+    # signal inside the window must always end in `code` with nothing left.
+    for attempt in range(3):
+        proc = _compare(d, corpus, tmpdir, fault="sleep-before-rename:/out")
+        _wait_for_temporary(d, proc)
+        assert [p.name.split("-")[0] for p in tmpdir.iterdir()] == ["compare"]  # the corpus copy, held
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+        missed = proc.returncode == 0 and (d / "out" / MARKER).is_file() and not list(d.glob(".out.*.tmp"))
+        if not missed:
+            break
+        shutil.rmtree(d / "out")  # what the missed run wrote; the next attempt starts as the first
+    assert proc.returncode == code, f"attempt {attempt + 1}: " + _stderr(d)[-3000:]
     _one_line(_stderr(d), signal.Signals(sig).name)
     assert sorted(p.name for p in d.iterdir()) == ["corpus"]  # no output, no temporary sibling
     assert list(tmpdir.iterdir()) == []
