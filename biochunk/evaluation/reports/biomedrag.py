@@ -363,16 +363,17 @@ def other_table(files: dict[str, dict], scores: Path) -> PaperTable:
                     diffs.append(Difference(f"{ds}: hybrid − fixed", m, round(ph[i] - pf[i], 4), est, sources=(sf[i], sh[i], *stated), setting=setting))
                 tested.append((diffs[-1], p))
     n = {files[f"{ds}-{m}"]["generate"]["max_inputs"] for ds in OTHER for m in ("fixed", "hybrid")}
+    sizes = ", ".join(map(str, sorted(n, key=str)))
     notes = [f"Rows: 95% bootstrap over sentences; differences: paired bootstrap ({N_BOOT} resamples, seed {SEED})."]
     if tested:
         notes.append(_holm_note(tested))
     # Table 3's steps here are a point of F1 or less: say whether 150 sentences could see them.
-    detect = _detectable_note(diffs, ", ".join(map(str, sorted(n, key=str))))
+    detect = _detectable_note(diffs, sizes)
     if detect:
         notes.append(detect)
     return PaperTable(
         paper=PAPER, section="ddi-chemprot", title="DDI and ChemProt fixed vs hybrid end to end (Table 3)",
-        command=COMMAND, sample=f"the first {', '.join(map(str, sorted(n, key=str)))} test sentences of each dataset (generate.max_inputs)",
+        command=COMMAND, sample=f"the first {sizes} test sentences of each dataset (generate.max_inputs)",
         models=MODELS, wall_s=None, metrics=TRIPLE, rows=rows, differences=diffs, not_run=not_run, notes=notes,
     )  # fmt: skip
 
