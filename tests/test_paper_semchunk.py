@@ -17,7 +17,7 @@ from biochunk import experiments
 from biochunk.chunking import Document, chunk_table
 from biochunk.chunking.peers import PeerChunker
 from biochunk.errors import UserError
-from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
+from biochunk.evaluation.papers import ALPHA, detectable, holm, mean_ci, p_value, paired_delta, read_items
 from biochunk.io import ANSWERS, DOCUMENTS, QA_QUESTIONS, QA_SNIPPETS, write_table
 from biochunk.retrieval import collection
 from tests.conftest import ROOT
@@ -143,6 +143,18 @@ def test_every_semchunk_interval_is_recomputed_from_the_tracked_per_item_scores(
         for (b, a), d in zip(pairs, table["differences"], strict=True):
             again = paired_delta(items[a]["holds@1"], items[b]["holds@1"], s.bootstrap, s.seed)
             assert (again.value, again.lo, again.hi) == pytest.approx((d["ours"]["value"], d["ours"]["lo"], d["ours"]["hi"]), abs=1e-12)
+        # The multiple-comparison and power notes, recomputed from the same per-question contrasts.
+        contrasts = [items[b]["holds@1"] - items[a]["holds@1"] for b, a in pairs]
+        ps = [p_value(c) for c in contrasts]
+        kept = sum(a < ALPHA for a in holm(ps))
+        notes = " ".join(table["notes"])
+        assert f"Multiple comparisons: {len(pairs)} paired differences" in notes
+        assert f"p < {ALPHA} before adjustment for {sum(p < ALPHA for p in ps)}" in notes
+        assert f"after Holm's adjustment over all {len(pairs)}: {kept}" in notes
+        sizes = [detectable(c) for c in contrasts]
+        assert f"n = {len(contrasts[0])}," in notes and f"{min(sizes):.3f}–{max(sizes):.3f}" in notes
+        same = [f"{b} − {a}" for (b, a), c in zip(pairs, contrasts) if not c.any()]
+        assert ("Identical on every question" in notes) == bool(same) and all(x in notes for x in same)
 
 
 def _run(stage: str, *args: str) -> None:

@@ -15,7 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from biochunk.evaluation.papers import Difference, Estimate, NotRun, PaperTable, Row, Source, mean_ci, paired_delta, read_items
+from biochunk.evaluation.papers import (
+    Difference,
+    Estimate,
+    Judged,
+    NotRun,
+    PaperTable,
+    Row,
+    Source,
+    mean_ci,
+    paired_delta,
+    read_items,
+    stats_notes,
+)
 from biochunk.io import read_json
 from biochunk.models import OFFLINE
 
@@ -142,21 +154,21 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
 
     setting = SETTING.format(measure=holds, dataset=TITLES.get(dataset, dataset), budget="/".join(map(str, budgets)), model=model)
 
-    def difference(b: str, a: str) -> Difference:
+    def difference(b: str, a: str) -> Judged:
+        # The per-question contrast rides along so the t-tests and the detectable difference read it.
         sources, extra = CLAIMS.get((b, a), ((), ""))
-        return Difference(
+        return Judged(Difference(
             f"{b} − {a}", holds, None, paired_delta(scores[a]["holds@1"], scores[b]["holds@1"], s.bootstrap, s.seed),
             claim=1 if sources else None, sources=sources, setting=f"{setting}; {extra}" if sources else "",
-        )  # fmt: skip
+        ), scores[b]["holds@1"] - scores[a]["holds@1"])  # fmt: skip
 
     pairs = [(REFERENCE, n) for n in settings if n != REFERENCE] if REFERENCE in scores else []
     pairs += [p for p in CLAIMS if p not in pairs and all(n in scores for n in p)]
-    diffs = [difference(b, a) for b, a in pairs]
+    judged = [difference(b, a) for b, a in pairs]
+    diffs = [j.diff for j in judged]
     versus = [d for d in diffs if d.label.startswith(f"{REFERENCE} − ")]
     ahead = [d.label.split(" − ", 1)[1] for d in versus if d.ours.lo > 0]
     behind = [d.label.split(" − ", 1)[1] for d in versus if d.ours.hi < 0]
-    claimed = [d for d in diffs if d.claim is not None]
-    verdicts = {v: [d.label for d in claimed if d.direction == v] for v in ("confirmed", "reversed", "not separable")}
     if dataset == "covidqa":
         text = f"COVID-QA: {sample['queries']:,} questions over {sample['documents']} articles"
     else:
@@ -207,15 +219,19 @@ def table(paper: Any, chunk_params: dict, name: str, scores_dir: Path, sizes_dir
                 "what the post does not state, and read \"no published figure\"."
             ),
             (
-                f"The post's orderings, from our setting: confirmed {', '.join(verdicts['confirmed']) or 'none'}; "
-                f"reversed {', '.join(verdicts['reversed']) or 'none'}; not separable {', '.join(verdicts['not separable']) or 'none'}."
-            ),
-            (
                 f"Our paired intervals: semchunk ahead of {', '.join(ahead) or 'none'}; "
                 f"behind {', '.join(behind) or 'none'}; the rest not separable."
             ),
             CORRECT[dataset],
             "Chunking speed is measured apart, against the same peers, in the speed tables above (`benchmarks/chunking_speed.py`).",
+            *(line for note in stats_notes(judged, len(judged[0].contrast) if judged else 0) for line in ("", note)),
+            # A pair that agrees on every question has SD 0, so its "detectable" difference is 0:
+            # say that this is identity, not power.
+            *(
+                ("", f"Identical on every question (their 0.000 above is that, not power): {', '.join(same)}.")
+                if (same := [j.diff.label for j in judged if not np.any(j.contrast)])
+                else ()
+            ),
         ],
         metric_digits={"chunks": 0, "tokens median": 0, "tokens p95": 0},
     )
