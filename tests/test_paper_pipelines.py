@@ -42,8 +42,7 @@ def test_every_structural_interval_is_recomputed_from_the_tracked_per_item_score
 
 def test_every_tracked_output_is_the_one_its_lock_records():
     # A rendered page edited by hand after its report ran (a prose fix) makes `dvc status` report
-    # the report stage changed in an unchanged checkout; re-run the report (`dvc repro -s
-    # <pipeline>:report`) after editing the prose around its tables, which it keeps.
+    # the report stage changed in an unchanged checkout (docs/pipeline.md says how to record it).
     import hashlib
 
     tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines())
@@ -57,7 +56,7 @@ def test_every_tracked_output_is_the_one_its_lock_records():
                 if hashlib.md5((ROOT / out["path"]).read_bytes()).hexdigest() != out["md5"]:
                     wrong.append(f"{lock.relative_to(ROOT)} {name}: {out['path']}")
     assert checked > 50, checked
-    assert not wrong, "edited after the stage ran (re-run it): " + "; ".join(wrong)
+    assert not wrong, "edited after the stage ran (docs/pipeline.md, 'A paper as a pipeline'): " + "; ".join(wrong)
 
 
 def test_the_committed_metrics_are_the_means_of_the_per_item_scores():
