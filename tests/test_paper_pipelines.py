@@ -4,6 +4,7 @@ recomputed from the per-item scores the pipeline tracks in git."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -43,8 +44,6 @@ def test_every_structural_interval_is_recomputed_from_the_tracked_per_item_score
 def test_every_tracked_output_is_the_one_its_lock_records():
     # A rendered page edited by hand after its report ran (a prose fix) makes `dvc status` report
     # the report stage changed in an unchanged checkout (docs/pipeline.md says how to record it).
-    import hashlib
-
     tracked = set(subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines())
     checked, wrong = 0, []
     for lock in [ROOT / "dvc.lock", *sorted((ROOT / "experiments").glob("*/dvc.lock"))]:
