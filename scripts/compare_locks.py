@@ -40,13 +40,21 @@ def _under(path: str, roots: set[str]) -> bool:
 
 def compare(committed: dict, produced: dict) -> tuple[list[str], list[str]]:
     """(disagreements, outputs that differ by rounding) between two locks' ``stages``."""
-    problems: list[str] = []
     if committed.keys() != produced.keys():
         return [f"stages differ: {sorted(committed.keys() ^ produced.keys())}"], []
     written = {p for st in committed.values() for p in _entries(st, "outs")}
+    # Rounding spreads downstream; judging until the set stops growing needs no stage order.
     rounded: set[str] = set()
-    # dvc.lock lists stages in pipeline order, so a stage's inputs are judged after the stages
-    # that write them.
+    while True:
+        problems, grown = _judge(committed, produced, written, rounded)
+        if grown == rounded:
+            return problems, sorted(rounded)
+        rounded = grown
+
+
+def _judge(committed: dict, produced: dict, written: set[str], rounded: set[str]) -> tuple[list[str], set[str]]:
+    problems: list[str] = []
+    grown = set(rounded)
     for name, old in committed.items():
         new = produced[name]
         if old.get("cmd") != new.get("cmd") or old.get("params") != new.get("params"):
@@ -72,10 +80,10 @@ def compare(committed: dict, produced: dict) -> tuple[list[str], list[str]]:
             if md5 == new_outs.get(path):
                 continue
             if may_round:
-                rounded.add(path)
+                grown.add(path)
             else:
                 problems.append(f"{name}: output {path} differs though its inputs are the same and it computes no floats")
-    return problems, sorted(rounded)
+    return problems, grown
 
 
 def main(argv: list[str]) -> int:
