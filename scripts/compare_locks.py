@@ -1,4 +1,4 @@
-"""Is a dvc.lock written on another CPU vendor's processor the committed one, up to rounding?
+"""Is the dvc.lock a clean run wrote the committed one, up to rounding on another CPU vendor?
 
     python scripts/compare_locks.py COMMITTED_LOCK PRODUCED_LOCK
 
@@ -13,7 +13,8 @@ an identical lock, but it can ask for everything rounding cannot explain to be i
   its dependencies differs (a stage downstream of one that rounds sees other bytes);
 - and, checked by the caller, metrics/ and plots/ byte for byte (git tracks them).
 
-Exit 0 and one summary line when that holds; otherwise one line per disagreement and exit 1.
+On the vendor that wrote the committed lock (``.ci/lock-vendor``) nothing may differ. Exit 0
+and one summary line when the lock holds; otherwise one line per disagreement and exit 1.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ import sys
 from pathlib import Path
 
 import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from biochunk.numerics import cpu_vendor  # noqa: E402
+
+# The vendor of the processor that wrote the committed dvc.lock: re-writing the lock on another
+# vendor's processor means writing that vendor here.
+LOCK_VENDOR = ROOT / ".ci" / "lock-vendor"
 
 # Stages whose outputs carry float-kernel rounding under the committed params: sentence
 # embeddings (torch/MKL), FAISS search and score ties in rank, LoRA training of the scorer and
@@ -91,12 +100,22 @@ def main(argv: list[str]) -> int:
         print("usage: compare_locks.py COMMITTED_LOCK PRODUCED_LOCK", file=sys.stderr)
         return 2
     committed, produced = (yaml.safe_load(Path(p).read_text())["stages"] for p in argv)
+    if committed == produced:
+        print("the same lock")
+        return 0
+    writer, vendor = LOCK_VENDOR.read_text().strip(), cpu_vendor() or "unknown"
+    if vendor == writer:
+        print(f"error: a clean run on this {vendor} processor, of the vendor that wrote the committed dvc.lock, "
+              f"does not reproduce it (if another vendor's processor wrote it, put that vendor in {LOCK_VENDOR.relative_to(ROOT)})",
+              file=sys.stderr)
+        return 1
     problems, rounded = compare(committed, produced)
     for line in problems:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {line} (lock written on a {writer} processor, this one is {vendor})", file=sys.stderr)
     if problems:
         return 1
-    print(f"same sources, params and commands; {len(rounded)} outputs differ by rounding: {', '.join(rounded)}")
+    print(f"dvc.lock was written on a {writer} processor and this one is {vendor}: same sources, params and "
+          f"commands; {len(rounded)} outputs differ by rounding: {', '.join(rounded)}")
     return 0
 
 

@@ -71,6 +71,27 @@ def test_the_vendor_that_wrote_the_lock_is_recorded():
     assert (ROOT / ".ci" / "lock-vendor").read_text().strip() in {"GenuineIntel", "AuthenticAMD"}
 
 
+def _locks(tmp_path, produced: dict) -> list[str]:
+    paths = [tmp_path / "committed.lock", tmp_path / "produced.lock"]
+    for path, stages in zip(paths, (COMMITTED, produced)):
+        path.write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
+    return [str(p) for p in paths]
+
+
+def test_rounding_is_excused_on_another_vendor_only(tmp_path, monkeypatch, capsys):
+    writer = (ROOT / ".ci" / "lock-vendor").read_text().strip()
+    other = "AuthenticAMD" if writer == "GenuineIntel" else "GenuineIntel"
+    rounded = _set(copy.deepcopy(COMMITTED), _out_of("embed@embedded"), "f" * 32)
+    monkeypatch.setattr(compare_locks, "cpu_vendor", lambda: other)
+    assert compare_locks.main(_locks(tmp_path, rounded)) == 0
+    assert "1 outputs differ by rounding: data/embed/embedded" in capsys.readouterr().out
+    monkeypatch.setattr(compare_locks, "cpu_vendor", lambda: writer)
+    assert compare_locks.main(_locks(tmp_path, rounded)) == 1
+    assert "the vendor that wrote the committed dvc.lock" in capsys.readouterr().err
+    # The same lock passes anywhere.
+    assert compare_locks.main(_locks(tmp_path, copy.deepcopy(COMMITTED))) == 0
+
+
 def test_stage_order_in_the_lock_does_not_matter():
     produced = copy.deepcopy(COMMITTED)
     for stage in ("embed@embedded", "rank@embedded"):
