@@ -1,6 +1,6 @@
-"""The context-reshaping paper pipeline (experiments/bioasq): its two runs' params, its DAG, and
-its tables, every Table 1 / 2 / ICL interval of which is recomputed here from the per-question
-scores the pipeline tracks in git."""
+"""The context-reshaping paper pipeline (experiments/bioasq): its three runs' params, its DAG, and
+its tables, every Table 1 / 2 / ICL / paper-settings interval of which is recomputed here from the
+per-question scores the pipeline tracks in git."""
 
 from __future__ import annotations
 
@@ -48,7 +48,9 @@ def _stage(script: str, *args: str) -> subprocess.CompletedProcess:
 # -- params ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,changed", [("params.yaml", MAIN_KEYS), ("icl-params.yaml", ICL_KEYS)])
+@pytest.mark.parametrize(
+    "name,changed", [("params.yaml", MAIN_KEYS), ("icl-params.yaml", ICL_KEYS), ("paper-params.yaml", MAIN_KEYS)]
+)
 def test_each_runs_params_are_the_projects_but_the_papers_keys(name, changed):
     ours, project = _load(name), yaml.safe_load((ROOT / "params.yaml").read_text())
     for section in set(ours) | set(project):
@@ -73,8 +75,8 @@ def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
     # The reranker trains on every batch but the held-out ones; only those are answered.
     assert list(loaded["qa"].question_splits) == list(loaded["retrieve"].qa_test_splits) and loaded["qa"].question_splits
     assert loaded["reshape"].reranker == "data/papers/bioasq/reranker"  # the train_reranker stage's output
-    main, icl = _load("params.yaml"), _load("icl-params.yaml")
-    bioasq.check_params(main, icl)
+    main, icl, own = _load("params.yaml"), _load("icl-params.yaml"), _load("paper-params.yaml")
+    bioasq.check_params(main, icl, own)
     assert icl["qa"]["examples_by_type"] and icl["qa"]["n_examples"] == 3
     assert {k: v for k, v in icl["qa"].items() if k not in ("contexts", "n_examples", "examples_by_type")} == {
         k: v for k, v in main["qa"].items() if k not in ("contexts", "n_examples", "examples_by_type")
@@ -89,14 +91,29 @@ def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
         ("icl", lambda p: p["reshape"].update(variants=[{"name": "unranked-5x4"}]), "must name one Table 2 variant"),
         ("icl", lambda p: p["qa"].update(max_questions=7), "qa.max_questions must equal params.yaml's"),
         ("both", lambda p: p["qa"].update(question_splits=["7B1"]), "qa.question_splits must be retrieve.qa_test_splits"),
+        ("paper", lambda p: p["qa"].update(n_examples=1), "paper-params.yaml: qa.n_examples must be 0"),
+        ("paper", lambda p: p["qa"].update(max_questions=7), "paper-params.yaml: qa.max_questions must equal params.yaml's"),
+        ("paper", lambda p: p["reshape"]["variants"][0].update(rank="cosine"), "must be one unranked variant (rank: none)"),
+        ("paper", lambda p: p["qa"].update(contexts=["none", "gold"]), "paper-params.yaml: qa.contexts must be"),
     ],
 )
 def test_params_that_would_not_give_the_tables_are_named_in_one_line(which, mutate, needle):
-    main, icl = _load("params.yaml"), _load("icl-params.yaml")
-    for p in {"main": [main], "icl": [icl], "both": [main, icl]}[which]:
+    main, icl, own = _load("params.yaml"), _load("icl-params.yaml"), _load("paper-params.yaml")
+    for p in {"main": [main], "icl": [icl], "paper": [own], "both": [main, icl, own]}[which]:
         mutate(p)
     with pytest.raises(UserError, match=re.escape(needle)):
-        bioasq.check_params(main, icl)
+        bioasq.check_params(main, icl, own)
+
+
+def test_the_paper_run_is_table_1_zero_shot_uncapped_over_every_community_on_the_main_runs_questions():
+    own, main = params.load(BIOASQ / "paper-params.yaml"), params.load(BIOASQ / "params.yaml")
+    got = arms(own["qa"].contexts, own["qa"].methods, [a for a, _ in own["reshape"].expand()])
+    assert got == ["none", "gold", bioasq.PAPER_UNRANKED]
+    variant = dict(own["reshape"].expand())[bioasq.PAPER_UNRANKED]
+    assert variant.rank == "none" and variant.top_m >= 1000 and variant.keep == 4  # every community, 4 sentences (line 64)
+    assert own["qa"].n_examples == 0 and own["qa"].context_words == 4000  # zero-shot; QAParams' largest budget
+    for key in ("max_questions", "question_splits", "seed", "example_split", "corpus", "top_k", "max_new_tokens"):
+        assert getattr(own["qa"], key) == getattr(main["qa"], key), key
 
 
 def test_best_variant_is_a_table_2_arm():
@@ -117,14 +134,23 @@ def test_ranker_note_reports_the_gold_record_hit_rates_per_top_m():
 # -- the DAG --------------------------------------------------------------------------------
 
 
-def test_the_pipeline_runs_both_qa_runs_on_their_params_and_reports_them_in_order():
+def test_the_pipeline_runs_every_qa_run_on_its_params_and_reports_them_in_order():
     stages = yaml.safe_load((BIOASQ / "dvc.yaml").read_text())["stages"]
-    runs = {"main": {"params": "params.yaml"}, "icl": {"params": "icl-params.yaml"}}
-    for name in ("qa_context", "generate_qa", "evaluate_qa"):
+    ranked = {"main": {"params": "params.yaml"}, "icl": {"params": "icl-params.yaml"}}
+    runs = {**ranked, "paper": {"params": "paper-params.yaml"}}
+    assert stages["qa_context"]["foreach"] == ranked
+    for name in ("generate_qa", "evaluate_qa"):
         assert stages[name]["foreach"] == runs, name
+    for name in ("qa_context", "generate_qa", "evaluate_qa"):
         assert "--params experiments/bioasq/${item.params}" in stages[name]["do"]["cmd"], name
     assert "--params experiments/bioasq/params.yaml" in stages["train_reranker"]["cmd"]
     assert "data/papers/bioasq/reranker" in stages["qa_context"]["do"]["deps"]  # reshape.reranker's folder
+    # The paper run ranks no community: the same stage script, its params, no reranker to wait for.
+    own = stages["qa_context_paper"]
+    assert own["cmd"].split() == stages["qa_context"]["do"]["cmd"].replace("${key}", "paper").replace("${item.params}", "paper-params.yaml").split()
+    assert "data/papers/bioasq/reranker" not in own["deps"]
+    assert own["deps"] == [d for d in stages["qa_context"]["do"]["deps"] if d != "data/papers/bioasq/reranker"]
+    assert own["params"] == [{"experiments/bioasq/paper-params.yaml": stages["qa_context"]["do"]["params"][0]["experiments/bioasq/${item.params}"]}]
     cmd = stages["report"]["cmd"].split()
     assert [cmd[i + 1] for i, w in enumerate(cmd) if w == "--runs"] == [f"data/papers/bioasq/{r}" for r in bioasq.RUNS]
     assert "--paper bioasq" in stages["report"]["cmd"] and list(runs) == list(bioasq.RUNS)
@@ -169,6 +195,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     main["evaluate"]["bootstrap"] = 30
     (paper / "params.yaml").write_text(yaml.safe_dump(main))
     (paper / "icl-params.yaml").write_text((BIOASQ / "icl-params.yaml").read_text())
+    (paper / "paper-params.yaml").write_text((BIOASQ / "paper-params.yaml").read_text())
     rng, questions = np.random.default_rng(0), [f"q{i:02d}" for i in range(12)]
     data, scores = tmp_path / "data", tmp_path / "metrics"
     main_arms = ["none", "gold", bioasq.UNRANKED, *bioasq.TABLE2]
@@ -176,6 +203,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     frames = {
         "main": _make_run(data, "main", main_arms, questions, rng, 1),
         "icl": _make_run(data, "icl", ["none", icl_arm], questions, rng, 3),
+        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED], questions, rng, 0),
     }
     for run, df in frames.items():
         (scores / run / "report").mkdir(parents=True)
@@ -183,14 +211,16 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     results = tmp_path / "results"
     results.mkdir()
     (results / "bioasq-reshaping.md").write_text(
-        "# Prose kept\n\n<!-- paper-table:table1:start -->\nold\n<!-- paper-table:table1:end -->\n\nMore prose.\n"
+        "# Prose kept\n\n<!-- paper-table:table1:start -->\nold\n<!-- paper-table:table1:end -->\n\nMore prose.\n\n"
+        "<!-- paper-table:table1-paper:start -->\n<!-- paper-table:table1-paper:end -->\n"
     )
+    runs = [w for r in bioasq.RUNS for w in ("--runs", str(data / r))]
     r = _stage("report_runs.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
-               "--results", str(results), "--runs", str(data / "main"), "--runs", str(data / "icl"))  # fmt: skip
+               "--results", str(results), *runs)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     page = (results / "bioasq-reshaping.md").read_text()
     assert page.startswith("# Prose kept") and "More prose." in page and "\nold\n" not in page
-    for section in ("table1", "table2", "table5", "icl"):
+    for section in ("table1", "table1-paper", "table2", "table5", "icl"):
         table = json.loads((results / "data" / f"bioasq-reshaping-{section}.json").read_text())
         assert table["command"] == bioasq.COMMAND and table["wall_s"] is None, section
     t1 = json.loads((results / "data" / "bioasq-reshaping-table1.json").read_text())
@@ -201,7 +231,8 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     icl = json.loads((results / "data" / "bioasq-reshaping-icl.json").read_text())
     assert len(icl["rows"]) == 4 and "3 examples of the question's type" in icl["rows"][1]["label"]
     # Every published direction: judged, cited, with how our setting differs; every row not run has its command.
-    tables = [json.loads((results / "data" / f"bioasq-reshaping-{s}.json").read_text()) for s in ("table1", "table2", "table5", "icl")]
+    sections = ("table1", "table1-paper", "table2", "table5", "icl")
+    tables = [json.loads((results / "data" / f"bioasq-reshaping-{s}.json").read_text()) for s in sections]
     claims = [d for t in tables for d in t["differences"] if d["claim"] is not None or d["paper"] is not None]
     assert len(claims) > 40
     for d in claims:
@@ -212,13 +243,27 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
         assert any(n.startswith("- Multiple comparisons:") for n in t["notes"]), t["section"]
         assert any(n.startswith("- Smallest difference this table can detect") for n in t["notes"]), t["section"]
     assert "BioASQ 12" in " ".join(n["row"] for n in tables[0]["not_run"])
-    t5 = tables[2]
+    # Table 1 in the paper's settings: its claims judged naming only what still differs (no prompt,
+    # cap or unranked-topics difference), each arm beside the project's default.
+    own = tables[sections.index("table1-paper")]
+    assert [r["label"].split(", ")[0] for r in own["rows"]] == ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2
+    judged = [d for d in own["differences"] if d["claim"] is not None]
+    assert len(judged) == len([d for d in tables[0]["differences"] if d["claim"] is not None])
+    for d in judged:
+        assert not {"qa.n_examples", "qa.context_words", "unranked top_m"} & set(re.findall(r"qa\.\w+|unranked top_m", d["setting"])), d
+    assert any("the paper's settings − " in d["label"] for d in own["differences"])
+    assert any(d["label"] == "no context: 3 typed examples − none" for d in own["differences"])
+    # Each table lands where its markers stand (the paper-settings one after Table 1's prose); new ones go last.
+    page = (results / "bioasq-reshaping.md").read_text()
+    at = [page.index(x) for x in ("table1:end", "More prose.", "table1-paper:start", "table1-paper:end", "table2:start")]
+    assert at == sorted(at), at
+    t5 = tables[sections.index("table5")]
     gold = next(r for r in t5["rows"] if r["label"].startswith("gold standard (BioASQ ideal answers"))
     assert gold["ours"]["answer words"]["value"] == 7.0  # "a gold answer of seven words here"
     # The ICL run must answer the main run's questions.
     frames["icl"][frames["icl"]["question_id"] != "q00"].to_csv(scores / "icl" / "report" / "scores.csv", index=False)
     r = _stage("report_runs.py", "--paper", "bioasq", "--paper-params", str(paper / "params.yaml"), "--scores", str(scores),
-               "--results", str(results), "--runs", str(data / "main"), "--runs", str(data / "icl"))  # fmt: skip
+               "--results", str(results), *runs)  # fmt: skip
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 2 and len(lines) == 1 and "did not answer the same questions" in lines[0], r.stderr
 
@@ -254,26 +299,67 @@ def test_every_table_1_and_2_interval_is_recomputed_from_the_tracked_per_questio
         for metric, col in bioasq.METRICS.items():
             _close(mean_ci(w[col][arm].to_numpy(), *boot), row["ours"][metric])
 
+    assert table["differences"]
+    for d in table["differences"]:
+        _check_within_run(d, w, by_label, boot)
+
+
+def _check_within_run(d: dict, w: dict, by_label: dict, boot: tuple[int, int]) -> None:
+    """One difference between two arms of one run (or a contrast within one), recomputed."""
+
     def x(metric: str, arm: str) -> np.ndarray:
         return w[bioasq.METRICS[metric]][arm].to_numpy()
 
-    assert table["differences"]
+    head, _, what = d["label"].partition(": ")
+    if what == "recall − precision":  # within one arm
+        m = d["metric"].removesuffix(" R − P")
+        _close(mean_ci(x(f"{m} R", by_label[head]) - x(f"{m} P", by_label[head]), *boot), d["ours"])
+        return
+    b, a = (by_label[v] for v in head.split(" − "))
+    if what == "precision gain − recall gain":
+        m = d["metric"].removesuffix(" ΔP − ΔR")
+        got = (x(f"{m} P", b) - x(f"{m} P", a)) - (x(f"{m} R", b) - x(f"{m} R", a))
+    elif what == "semantic gain − lexical gain":
+        got = (x("BERTScore F1", b) - x("BERTScore F1", a)) - (x("ROUGE-2 F1", b) - x("ROUGE-2 F1", a))
+    else:
+        got = None
+    _close(paired_delta(x(d["metric"], a), x(d["metric"], b), *boot) if got is None else mean_ci(got, *boot), d["ours"])
+
+
+def test_every_paper_settings_interval_is_recomputed_from_the_three_runs_tracked_scores():
+    table = _table("table1-paper")
+    ev = _load("paper-params.yaml")["evaluate"]
+    boot = (ev["bootstrap"], ev["seed"])
+    own, main = (bioasq.wide(bioasq.read_scores(SCORES / r / "report" / "scores.csv")) for r in ("paper", "main"))
+    icl = bioasq.read_scores(SCORES / "icl" / "report" / "scores.csv")
+    icl_none = icl[icl["method"] == "none"].set_index("question_id").sort_index()
+    arms = {bioasq.label(a): a for a in ("none", "gold", bioasq.PAPER_UNRANKED, bioasq.UNRANKED)}
+    for row in table["rows"]:
+        arm, _, setting = row["label"].partition(", zero-shot")
+        w = own if setting else main
+        arm = arms[arm] if setting else arms[row["label"].split(", 1 example")[0]]
+        for metric, col in bioasq.METRICS.items():
+            _close(mean_ci(w[col][arm].to_numpy(), *boot), row["ours"][metric])
+    blocks = {"within": 0, "settings": 0, "examples": 0}
     for d in table["differences"]:
-        head, _, what = d["label"].partition(": ")
-        if what == "recall − precision":  # within one arm
-            m = d["metric"].removesuffix(" R − P")
-            _close(mean_ci(x(f"{m} R", by_label[head]) - x(f"{m} P", by_label[head]), *boot), d["ours"])
-            continue
-        b, a = (by_label[v] for v in head.split(" − "))
-        if what == "precision gain − recall gain":
-            m = d["metric"].removesuffix(" ΔP − ΔR")
-            got = (x(f"{m} P", b) - x(f"{m} P", a)) - (x(f"{m} R", b) - x(f"{m} R", a))
-        elif what == "semantic gain − lexical gain":
-            got = (x("BERTScore F1", b) - x("BERTScore F1", a)) - (x("ROUGE-2 F1", b) - x("ROUGE-2 F1", a))
+        # the within-run contrasts (R − P, ΔP − ΔR) have no score column of their own
+        col = bioasq.METRICS.get(d["metric"].removesuffix(bioasq.RELATIVE))
+        if d["label"] == "no context: 3 typed examples − none":
+            u, v = own[col]["none"].to_numpy(), icl_none[col].to_numpy()
+            if d["metric"].endswith(bioasq.RELATIVE):
+                got = paired_statistic(np.column_stack([u, v]), lambda r: r[:, 1].mean() / r[:, 0].mean() - 1, *boot)
+            else:
+                got = paired_delta(u, v, *boot)
+            _close(got, d["ours"])
+            blocks["examples"] += 1
+        elif ", the paper's settings − " in d["label"]:
+            b, a = d["label"].removesuffix(", the project's default").split(", the paper's settings − ")
+            _close(paired_delta(main[col][arms[a]].to_numpy(), own[col][arms[b]].to_numpy(), *boot), d["ours"])
+            blocks["settings"] += 1
         else:
-            _close(paired_delta(x(d["metric"], a), x(d["metric"], b), *boot), d["ours"])
-            continue
-        _close(mean_ci(got, *boot), d["ours"])
+            _check_within_run(d, own, arms, boot)
+            blocks["within"] += 1
+    assert all(blocks.values()), blocks
 
 
 def test_the_paired_t_tests_of_the_papers_best_and_of_ours_are_scipys():

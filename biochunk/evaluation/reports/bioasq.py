@@ -1,7 +1,7 @@
 """Context reshaping for BioASQ (page ``bioasq-reshaping``): Tables 1, 2 and 5, the t-tests and ICL.
 
 Inputs, per run of ``experiments/bioasq/dvc.yaml`` (``main``: ``params.yaml``; ``icl``:
-``icl-params.yaml``, both beside the pipeline): the per-question scores of the
+``icl-params.yaml``; ``paper``: ``paper-params.yaml``, all beside the pipeline): the per-question scores of the
 ``evaluate_qa`` stage (``<scores>/<run>/report/scores.csv``, tracked in git), the answers and
 contexts the model read (``<run>/answers/answers.parquet``), and the QA stages' outputs
 (``<run>/qa/``: the questions with their ideal answers, each arm's context chunks before the
@@ -10,6 +10,9 @@ Every arm answers the same questions, so every difference is paired:
 
 - Table 1: no context, unranked topics (5 communities x 4 sentences, discovery order), the gold
   snippets' sentences;
+- Table 1 in the paper's own settings (the ``paper`` run): zero-shot prompts, no context cap
+  below the model's window, unranked topics over every community; Table 1's claims judged there,
+  each arm against the project's default, and no context with the ICL run's examples against none;
 - Table 2: 5 / 10 communities x 4 / 10 / 15 sentences per community, ranked by the cross-encoder
   the ``train_reranker`` stage fine-tunes (``reshape.reranker``), and the paired t-tests of the
   paper's pre-specified best setting (10 x 15) and of the best one found against unranked topics;
@@ -59,9 +62,11 @@ from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_json, r
 
 PAPER = "bioasq-reshaping"  # the page, docs/results/bioasq-reshaping.md
 COMMAND = "dvc repro experiments/bioasq/dvc.yaml"
-RUNS = ("main", "icl")  # the pipeline's QA runs, in the report stage's --runs order
+RUNS = ("main", "icl", "paper")  # the pipeline's QA runs, in the report stage's --runs order
 ICL_PARAMS = "icl-params.yaml"  # the ICL run's params, beside the main run's (--paper-params)
+PAPER_PARAMS = "paper-params.yaml"  # the run in the paper's own Table 1 settings, beside them
 UNRANKED = "reshaped:unranked-5x4"
+PAPER_UNRANKED = "reshaped:unranked-all-x4"  # the paper run's unranked topics: every community
 TABLE1 = ("none", UNRANKED, "gold")
 # The paper's Table 2 grid: top_m communities x keep sentences per community, cross-encoder ranked.
 TABLE2 = tuple(f"reshaped:ce-{m}x{k}" for m in (5, 10) for k in (4, 10, 15))
@@ -314,8 +319,8 @@ ICL_TTEST_CLAIMS: dict[str, tuple[int, Sources]] = {
 }
 
 
-def check_params(main: dict[str, Any], icl: dict[str, Any], where: str = "experiments/bioasq") -> None:
-    """The two runs' params give the tables' arms and answer the same questions; one line otherwise."""
+def check_params(main: dict[str, Any], icl: dict[str, Any], paper: dict[str, Any], where: str = "experiments/bioasq") -> None:
+    """The three runs' params give the tables' arms and answer the same questions; one line otherwise."""
     names = ["reshaped:" + v["name"] for v in main["reshape"]["variants"]]
     want = [UNRANKED, *TABLE2]
     if names != want:
@@ -334,6 +339,21 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], where: str = "experi
             raise UserError(
                 f"{where}/{ICL_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the ICL run pairs with the main run's questions"
             )
+    variants = paper["reshape"]["variants"]
+    if ["reshaped:" + v["name"] for v in variants] != [PAPER_UNRANKED] or variants[0].get("rank") != "none":
+        raise UserError(
+            f"{where}/{PAPER_PARAMS}: reshape.variants must be one unranked variant (rank: none) named "
+            f"{PAPER_UNRANKED.split(':')[1]}, got {[v['name'] for v in variants]}"
+        )
+    if sorted(paper["qa"]["contexts"]) != sorted(["none", "gold", "reshaped"]):
+        raise UserError(f"{where}/{PAPER_PARAMS}: qa.contexts must be [none, gold, reshaped], got {paper['qa']['contexts']}")
+    if paper["qa"]["n_examples"] != 0:
+        raise UserError(f"{where}/{PAPER_PARAMS}: qa.n_examples must be 0 (the paper's Table 1 prompts are zero-shot)")
+    for key in ("max_questions", "question_splits", "seed", "example_split"):
+        if main["qa"][key] != paper["qa"][key]:
+            raise UserError(
+                f"{where}/{PAPER_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the run pairs with the main run's questions"
+            )
     if main["qa"]["question_splits"] and main["qa"]["question_splits"] != main["retrieve"]["qa_test_splits"]:
         raise UserError(
             f"{where}/params.yaml: qa.question_splits must be retrieve.qa_test_splits (the batches the reranker never saw)"
@@ -341,7 +361,10 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], where: str = "experi
 
 
 def label(arm: str) -> str:
-    names = {"none": "no context", "gold": "exact gold context", UNRANKED: "unranked topics, 5 x 4"}
+    names = {
+        "none": "no context", "gold": "exact gold context", UNRANKED: "unranked topics, 5 x 4",
+        PAPER_UNRANKED: "unranked topics, every community x 4",
+    }  # fmt: skip
     if arm in names:
         return names[arm]
     m, k = arm.split("-")[-1].split("x")
@@ -448,12 +471,14 @@ class Settings:
         icl_gen: dict | None = None, icl_ctx: dict | None = None, same_icl: int | None = None,
     ):
         q, rs = p["qa"], p["reshape"]
-        unranked = next(v for v in rs["variants"] if "reshaped:" + v["name"] == UNRANKED)
         bert = p["evaluate_qa"]
+        # The main run's unranked topics keep the first top_m communities; the paper run's keep all.
+        unranked = next((v for v in rs["variants"] if "reshaped:" + v["name"] == UNRANKED), None)
         self.short = {
             "examples": f"qa.n_examples {gen['n_examples']} (paper 0)",
             "cap": f"qa.context_words {gen['context_words']} (paper: no cap)",
-            "unranked": f"unranked top_m {unranked['top_m']} (paper: all clusters)",
+            **({"unranked": f"unranked top_m {unranked['top_m']} (paper: all clusters)"} if unranked else {}),
+            "prompt": "the project's prompt wording",
             "answers": f"qa.max_new_tokens {gen['max_new_tokens']}",
             "model": f"generate.model {gen['model']} (paper llama3.1-8B)",
             "sample": f"{n} of 327 questions (qa.max_questions {q['max_questions']})",
@@ -474,10 +499,20 @@ class Settings:
                 f"every context is cut at {gen['context_words']} words (qa.context_words); the paper sets no cap beyond "
                 "Llama 3.1's window (line 55)"
             ),
-            "unranked": (
-                f"unranked topics are the first {unranked['top_m']} communities in discovery order "
-                f"(reshape.variants {unranked['name']}: rank {unranked['rank']}, top_m {unranked['top_m']}, keep "
-                f"{unranked['keep']}); the paper keeps every cluster, unranked (line 64)"
+            **(
+                {
+                    "unranked": (
+                        f"unranked topics are the first {unranked['top_m']} communities in discovery order "
+                        f"(reshape.variants {unranked['name']}: rank {unranked['rank']}, top_m {unranked['top_m']}, "
+                        f"keep {unranked['keep']}); the paper keeps every cluster, unranked (line 64)"
+                    )
+                }
+                if unranked
+                else {}
+            ),
+            "prompt": (
+                "the system and user messages are the project's (biochunk/generation/qa.py: “a short answer of one "
+                "or two sentences”, yes or no first), not the paper's Figures 2 and 3 wording (lines 57–59)"
             ),
             "answers": f"answers stop at {gen['max_new_tokens']} tokens (qa.max_new_tokens); the paper states no limit",
             "model": (
@@ -531,9 +566,10 @@ class Settings:
     def __call__(self, *keys: str) -> str:
         return "; ".join(self.short[k] for k in keys)
 
-    def legend(self) -> str:
+    def legend(self, *keys: str) -> str:
+        """Every difference in full (or those of ``keys``), under the table that names them."""
         return "How our setting differs from the paper's (the last column's short names): " + "; ".join(
-            f"{self.short[k]}: {self.long[k]}" for k in self.short
+            f"{self.short[k]}: {self.long[k]}" for k in (keys or self.short)
         ) + "."
 
 
@@ -561,18 +597,80 @@ def _keys(a: str, b: str, metric: str, base: tuple[str, ...]) -> tuple[str, ...]
     return tuple(keys)
 
 
-COMMON = ("examples", "cap", "answers", "model", "sample")
+COMMON = ("examples", "prompt", "cap", "answers", "model", "sample")
+# The paper run differs from the paper in these only (its examples, cap and unranked topics are the paper's).
+PAPER_BASE = ("prompt", "answers", "model", "sample")
+
+
+def judge(
+    w: dict[str, pd.DataFrame], a: str, b: str, metric: str, claims: dict, settings: Settings,
+    base: tuple[str, ...], n_boot: int, seed: int, extra: tuple[str, ...] = (),
+) -> Judged:
+    """B − A in ``metric`` over one run's questions, judged where the paper states a direction."""
+    x, y = w[METRICS[metric]][a].to_numpy(), w[METRICS[metric]][b].to_numpy()
+    sign, sources = claims.get((a, b, metric), (None, ()))
+    setting = settings(*_keys(a, b, metric, base), *extra) if sign else ""
+    d = Difference(f"{label(b)} − {label(a)}", metric, None, paired_delta(x, y, n_boot, seed), claim=sign, sources=sources, setting=setting)
+    return Judged(d, y - x)
+
+
+def composite(
+    lbl: str, metric: str, contrast: np.ndarray, sources: Sources, setting: str, n_boot: int, seed: int
+) -> Judged:
+    """A qualitative claim judged as the mean of a per-question contrast (stated direction: +)."""
+    return Judged(Difference(lbl, metric, None, mean_ci(contrast, n_boot, seed), claim=1, sources=sources, setting=setting), contrast)
+
+
+def table1_judged(
+    w: dict[str, pd.DataFrame], unranked: str, settings: Settings, base: tuple[str, ...], n_boot: int, seed: int
+) -> list[Judged]:
+    """Table 1's differences in one run (``unranked``: its unranked-topics arm): the pairs of the
+    paper's Table 1 claims, then its qualitative claims as per-question contrasts."""
+    swap = lambda arm: unranked if arm == UNRANKED else arm  # noqa: E731
+    claims = _claims([(swap(a), swap(b), ms, sign, src) for a, b, ms, sign, src in TABLE1_CLAIMS])
+    pairs = (("none", unranked), ("none", "gold"), (unranked, "gold"))
+    out = [judge(w, a, b, m, claims, settings, base, n_boot, seed) for a, b in pairs for m in JUDGED]
+
+    def col(metric: str, arm: str) -> np.ndarray:
+        return w[METRICS[metric]][arm].to_numpy()
+
+    gain = {m: col(m, unranked) - col(m, "none") for m in METRICS}
+    out += [
+        composite(
+            "no context: recall − precision", f"{m} R − P", col(f"{m} R", "none") - col(f"{m} P", "none"),
+            (NONE_R_OVER_P,), settings(*_keys("none", "none", m, tuple(k for k in base if k != "cap"))), n_boot, seed,
+        )
+        for m in ("ROUGE-2", "BERTScore")
+    ]
+    out += [
+        composite(
+            f"{label(unranked)} − {label('none')}: precision gain − recall gain", f"{m} ΔP − ΔR",
+            gain[f"{m} P"] - gain[f"{m} R"], (ABSTRACT_PRECISION, CONCL_PRECISION),
+            settings(*_keys("none", unranked, m, base)), n_boot, seed,
+        )
+        for m in ("ROUGE-2", "BERTScore")
+    ]
+    out.append(
+        composite(
+            f"{label(unranked)} − {label('none')}: semantic gain − lexical gain", "ΔBERTScore F1 − ΔROUGE-2 F1",
+            gain["BERTScore F1"] - gain["ROUGE-2 F1"], (SEMANTIC_MORE, CONCL_SEMANTIC),
+            settings(*_keys("none", unranked, "BERTScore", base)), n_boot, seed,
+        )
+    )
+    return out
 
 
 def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[PaperTable]:
-    """Tables 1, 2, 5 and ICL from the tracked scores under ``scores_dir/<run>/report`` and the
-    runs' stage outputs (``runs``: the main run's folder, then the ICL run's)."""
+    """Tables 1, 2, 5 and ICL, and Table 1 in the paper's own settings, from the tracked scores
+    under ``scores_dir/<run>/report`` and the runs' stage outputs (``runs``: the main run's
+    folder, the ICL run's, then the paper-settings run's)."""
     if len(runs) != len(RUNS):
         raise UserError(f"--runs: give one folder per run ({', '.join(RUNS)}), in that order")
     p = yaml.safe_load(paper_params.read_text())
     pi = yaml.safe_load((paper_params.parent / ICL_PARAMS).read_text())
-    check_params(p, pi, paper_params.parent.as_posix())
-    main_dir, icl_dir = runs
+    pp = yaml.safe_load((paper_params.parent / PAPER_PARAMS).read_text())
+    check_params(p, pi, pp, paper_params.parent.as_posix())
+    main_dir, icl_dir, paper_dir = runs
     scores = read_scores(scores_dir / "main" / "report" / "scores.csv")
     answers = read_table(main_dir / "answers" / "answers.parquet", QA_ANSWERS)
     ctx = read_json(main_dir / "qa" / "report.json")
@@ -598,26 +696,6 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
         ours = {m: mean_ci(w[c][arm].to_numpy(), n_boot, seed) for m, c in METRICS.items()}
         paper, sources = cells(section, list(METRICS))
         return Row(label(arm), paper, ours, note, sources)
-
-    def pair(a: str, b: str, metric: str, claims: dict, base: tuple[str, ...] = COMMON, extra: tuple[str, ...] = ()) -> Judged:
-        x, y = w[METRICS[metric]][a].to_numpy(), w[METRICS[metric]][b].to_numpy()
-        sign, sources = claims.get((a, b, metric), (None, ()))
-        setting = settings(*_keys(a, b, metric, base), *extra) if sign else ""
-        return Judged(
-            Difference(
-                f"{label(b)} − {label(a)}", metric, None, paired_delta(x, y, n_boot, seed),
-                claim=sign, sources=sources, setting=setting,
-            ),
-            y - x,
-        )
-
-    def composite(lbl: str, metric: str, contrast: np.ndarray, sources: Sources, keys: tuple[str, ...]) -> Judged:
-        """A qualitative claim judged as the mean of a per-question contrast (stated direction: +)."""
-        ours = mean_ci(contrast, n_boot, seed)
-        return Judged(Difference(lbl, metric, None, ours, claim=1, sources=sources, setting=settings(*keys)), contrast)
-
-    def col(metric: str, arm: str) -> np.ndarray:
-        return w[METRICS[metric]][arm].to_numpy()
 
     q, rs = p["qa"], p["reshape"]
     batches = (
@@ -648,30 +726,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
     )
 
     # -- Table 1 ----------------------------------------------------------------------------
-    claims1 = _claims(TABLE1_CLAIMS)
-    t1j = [pair(a, b, m, claims1) for a, b in (("none", UNRANKED), ("none", "gold"), (UNRANKED, "gold")) for m in JUDGED]
-    gain = {m: col(m, UNRANKED) - col(m, "none") for m in METRICS}
-    t1j += [
-        composite(
-            "no context: recall − precision", f"{m} R − P", col(f"{m} R", "none") - col(f"{m} P", "none"),
-            (NONE_R_OVER_P,), _keys("none", "none", m, tuple(k for k in COMMON if k != "cap")),
-        )
-        for m in ("ROUGE-2", "BERTScore")
-    ]
-    t1j += [
-        composite(
-            f"{label(UNRANKED)} − {label('none')}: precision gain − recall gain", f"{m} ΔP − ΔR",
-            gain[f"{m} P"] - gain[f"{m} R"], (ABSTRACT_PRECISION, CONCL_PRECISION), _keys("none", UNRANKED, m, COMMON),
-        )
-        for m in ("ROUGE-2", "BERTScore")
-    ]
-    t1j.append(
-        composite(
-            f"{label(UNRANKED)} − {label('none')}: semantic gain − lexical gain", "ΔBERTScore F1 − ΔROUGE-2 F1",
-            gain["BERTScore F1"] - gain["ROUGE-2 F1"], (SEMANTIC_MORE, CONCL_SEMANTIC),
-            _keys("none", UNRANKED, "BERTScore", COMMON),
-        )
-    )
+    t1j = table1_judged(w, UNRANKED, settings, COMMON, n_boot, seed)
     t1 = PaperTable(
         section="table1",
         title="Table 1: no context, unranked topics, exact gold context (BioASQ)",
@@ -719,7 +774,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
             out += ("posthoc",)
         return out
 
-    t2j = [pair(a, b, m, claims2, extra=extra2(a, b)) for a, b, m in order]
+    t2j = [judge(w, a, b, m, claims2, settings, COMMON, n_boot, seed, extra2(a, b)) for a, b, m in order]
     # Within the word budget, more communities or sentences can leave the text read unchanged.
     first = TABLE2[0]
     same = {a: int((_contexts(answers, a) == _contexts(answers, first)).sum()) for a in TABLE2[1:]}
@@ -770,53 +825,42 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
 
     # -- Table 5 ----------------------------------------------------------------------------
     t5, _ = length_table(p, main_dir, answers, icl_answers, scores, ctx, gen, icl_gen, icl_arm, settings, n_boot, seed, common)
-    icl = icl_table(pi, scores, read_scores(scores_dir / "icl" / "report" / "scores.csv"), gen, icl_gen, best, settings, n_boot, seed)
-    return [t1, t2, t5, icl]
+    many = read_scores(scores_dir / "icl" / "report" / "scores.csv")
+    icl = icl_table(pi, scores, many, gen, icl_gen, best, settings, n_boot, seed)
+    own = paper_table(pp, paper_dir, read_scores(scores_dir / "paper" / "report" / "scores.csv"), scores, many, gen, icl_gen, common)
+    return [t1, own, t2, t5, icl]
 
 
 def not_run_main(settings: Settings, ctx: dict, q: dict, gen: dict) -> list[NotRun]:
     """The paper's settings this run does not measure, each with the command that would."""
     exp = "experiments/bioasq"
-    both = lambda key: f"-S '{exp}/params.yaml:{key}' -S '{exp}/{ICL_PARAMS}:{key}'"
+    # Every run answers the same questions with the same generator, so such keys change in all three files.
+    all_runs = lambda key: " ".join(f"-S '{exp}/{f}:{key}'" for f in ("params.yaml", ICL_PARAMS, PAPER_PARAMS))  # noqa: E731
     splits12 = "[12B1,12B2,12B3,12B4]"
     return [
         NotRun(
-            "the paper's zero-shot prompts (no in-context example in Tables 1 and 2; with and without ICL)",
-            f"every Table 1/2 prompt here carries {shots(gen['n_examples'], q['examples_by_type'])} (qa.n_examples) "
-            "and the project's system prompt, not the paper's Figures 2–4 wording.",
-            f"`dvc exp run {exp}/dvc.yaml -S {exp}/params.yaml:qa.n_examples=0` (re-runs the main run's qa_context, "
-            "generate_qa and evaluate_qa, about 30 min on 2 CPU cores; the ICL table then compares 3 typed examples "
-            "with none). qa.corpus: sampled then drops the example candidates' records, so the contexts change too.",
-            (PROMPT_NONE, PROMPT_CONTEXT, NO_CONTEXT_RUN),
-        ),
-        NotRun(
-            "unranked topics over every cluster (the paper's Table 1 arm)",
-            f"unranked-5x4 keeps the first 5 communities in discovery order of the "
-            f"{ctx['reshape'][UNRANKED]['communities_mean']:.1f} found per question on average.",
-            f"add `{{name: unranked-all-x4, rank: none, top_m: 1000, keep: 4}}` to reshape.variants of "
-            f"{exp}/params.yaml (a top_m above any community count keeps every one; let `bioasq.check_params` "
-            f"accept it), then `dvc repro {exp}/dvc.yaml`; with the 300-word cap it reads little more than 5 x 4.",
-            (UNRANKED_DEF,),
-        ),
-        NotRun(
-            "no context cap beyond the model's window",
-            "qa.context_words (300 here) cuts every arm; QAParams allows up to 4,000 words, and the longest "
-            "uncapped context here is about 1,100 words, inside SmolLM2-135M's 8,192-token window.",
-            f"`dvc exp run {exp}/dvc.yaml {both('qa.context_words=4000')}` (only generate_qa and evaluate_qa re-run).",
-            (WINDOW, NOT_REMOVED),
+            "the paper's zero-shot prompts and uncapped contexts for Table 2's ranked grid, and ICL with a context against none",
+            f"the paper's own Table 1 settings (zero-shot, no cap, every community) are measured in the next table; "
+            f"Table 2 and the ICL table keep the project's {shots(gen['n_examples'], q['examples_by_type'])} and "
+            f"{gen['context_words']}-word cap, so the ICL table compares 3 typed examples with 1, not with none.",
+            f"`dvc exp run {exp}/dvc.yaml -S '{exp}/params.yaml:qa.n_examples=0' -S '{exp}/params.yaml:qa.context_words=4000' "
+            f"-S '{exp}/{ICL_PARAMS}:qa.context_words=4000'` "
+            "(re-runs the main run's QA stages: about 30 min of generation on 2 CPU cores, more with longer "
+            "contexts); qa.corpus: sampled then drops the example candidates' records, so the contexts change too.",
+            (PROMPT_NONE, PROMPT_CONTEXT, WINDOW, NOT_REMOVED),
         ),
         NotRun(
             "every question of BioASQ 11 (327, the paper's sample)",
             f"the sample is {q['max_questions']} questions (qa.max_questions): about 26 min of generation for the "
             "main run's 9 arms on 2 CPU cores, so about 3.5 h for 327.",
-            f"`dvc exp run {exp}/dvc.yaml {both('qa.max_questions=null')}`.",
+            f"`dvc exp run {exp}/dvc.yaml {all_runs('qa.max_questions=null')}`.",
             (QUERIES_11,),
         ),
         NotRun(
             "the paper's generator, llama3.1-8B in 4-bit",
             "an 8B generator needs a GPU (and its weights, which are not offline here); SmolLM2-135M runs on the CPU.",
             f"on a CUDA machine with the weights: `dvc exp run {exp}/dvc.yaml "
-            f"{both('generate.model=meta-llama/Llama-3.1-8B-Instruct')} {both('qa.max_questions=null')}` "
+            f"{all_runs('generate.model=meta-llama/Llama-3.1-8B-Instruct')} {all_runs('qa.max_questions=null')}` "
             "(generate.quantize: auto loads it in 4-bit NF4 on CUDA).",
             (GENERATOR, QUANTIZED),
         ),
@@ -832,7 +876,7 @@ def not_run_main(settings: Settings, ctx: dict, q: dict, gen: dict) -> list[NotR
             "from the BioASQ participants' area. (The comparison's text calls R2-F1 “Precision”, line 72.)",
             f"add Task12B/12B1–12B4_golden.json to `bioasq` in configs/datasets.yaml (path, url, sha256) and to the "
             f"mirror, `dvc repro experiments/datasets/dvc.yaml`, then `dvc exp run {exp}/dvc.yaml "
-            f"{both(f'qa.question_splits={splits12}')} -S '{exp}/params.yaml:retrieve.qa_test_splits={splits12}'`.",
+            f"{all_runs(f'qa.question_splits={splits12}')} -S '{exp}/params.yaml:retrieve.qa_test_splits={splits12}'`.",
             (QUERIES_12, TABLES_3_4, PHASE_A_F1, PHASE_A_R, LEXICAL_12),
         ),
     ]
@@ -908,7 +952,7 @@ def length_table(
                 {"answer words": TABLE_CELLS["table5"]} if in_paper else {},
             )
         )
-    base = ("words", "answers", "model", "sample")
+    base = ("words", "prompt", "answers", "model", "sample")
 
     def diff(lbl: str, a: np.ndarray, b: np.ndarray, claim: int | None, sources: Sources, keys: tuple[str, ...]) -> Judged:
         return Judged(
@@ -975,7 +1019,7 @@ def icl_table(
     and the paper's ICL t-test (its best ICL variant against unranked topics without ICL)."""
     arm = "reshaped:" + pi["reshape"]["variants"][0]["name"]
     k, k1 = icl_gen["n_examples"], gen["n_examples"]
-    base = ("icl", "cap", "answers", "model", "sample")
+    base = ("icl", "prompt", "cap", "answers", "model", "sample")
     rows, judged = [], []
     unranked = one[one["method"] == UNRANKED].set_index("question_id").sort_index()
     for a_ in ("none", arm):
@@ -1070,4 +1114,107 @@ def icl_table(
             ),
             *stats_notes(judged, n, group=_base),
         ]),
+    )
+
+
+def paper_table(
+    pp: dict, paper_dir: Path, own: pd.DataFrame, main: pd.DataFrame, icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict
+) -> PaperTable:
+    """Table 1 in the paper's own settings (the ``paper`` run: zero-shot prompts, no cap below
+    the model's window, unranked topics over every community): Table 1's claims judged there,
+    each arm against the project's default (the main run's), and no context with the ICL run's
+    typed examples against none."""
+    ctx, pgen = read_json(paper_dir / "qa" / "report.json"), read_json(paper_dir / "answers" / "report.json")
+    missing = sorted({"none", "gold", PAPER_UNRANKED} - set(ctx["arms"]))
+    if missing:
+        raise UserError(f"{paper_dir}: the run has no arm {missing[0]}; check experiments/bioasq/{PAPER_PARAMS} and re-run")
+    w, wm = wide(own), wide(main)
+    if list(w["rouge2_f1"].index) != list(wm["rouge2_f1"].index):
+        raise UserError(f"the paper-settings run did not answer the same questions as the main run (qa.* of experiments/bioasq/{PAPER_PARAMS})")
+    n_boot, seed = pp["evaluate"]["bootstrap"], pp["evaluate"]["seed"]
+    n = len(w["rouge2_f1"])
+    settings = Settings(pp, pgen, ctx, n)
+    arms = ("none", PAPER_UNRANKED, "gold")
+    own_label = f"zero-shot, no cap (the paper's settings; {PAPER_PARAMS})"
+    default_label = f"{shots(gen['n_examples'], False)}, {gen['context_words']}-word cap (the project's default, Table 1)"
+    rows = []
+    for arm, default in zip(arms, TABLE1):
+        rows.append(
+            Row(
+                f"{label(arm)}, {own_label}", {m: None for m in METRICS},
+                {m: mean_ci(w[c][arm].to_numpy(), n_boot, seed) for m, c in METRICS.items()}, "",
+                {m: TABLE_CELLS["table1"] for m in METRICS},
+            )
+        )
+        rows.append(
+            Row(
+                f"{label(default)}, {default_label}", {},
+                {m: mean_ci(wm[c][default].to_numpy(), n_boot, seed) for m, c in METRICS.items()},
+                "not the paper's setting",
+            )
+        )
+    judged = table1_judged(w, PAPER_UNRANKED, settings, PAPER_BASE, n_boot, seed)
+    # What the paper's settings change, arm by arm (no stated direction: the paper runs only its own).
+    for arm, default in zip(arms, TABLE1):
+        for m in TESTED:
+            x, y = wm[METRICS[m]][default].to_numpy(), w[METRICS[m]][arm].to_numpy()
+            d = Difference(f"{label(arm)}, the paper's settings − {label(default)}, the project's default", m, None, paired_delta(x, y, n_boot, seed))
+            judged.append(Judged(d, y - x))
+    # Examples with no context: the ICL run's typed examples against none. The paper's ICL prompt
+    # always carries a context (Figure 4), so no claim of its is judged here.
+    k = icl_gen["n_examples"]
+    many = icl[icl["method"] == "none"].set_index("question_id").sort_index()
+    if list(many.index) != list(w["rouge2_f1"].index):
+        raise UserError("the ICL run did not answer the same questions as the paper-settings run (qa.* of experiments/bioasq/icl-params.yaml)")
+    for m in JUDGED:
+        x, y = w[METRICS[m]]["none"].to_numpy(), many[METRICS[m]].to_numpy()
+        if m.endswith((" R", " P")):  # as the ICL table: relative changes, the form of the paper's ICL figures
+            est, metric = paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed), m + RELATIVE
+        else:
+            est, metric = paired_delta(x, y, n_boot, seed), m
+        judged.append(Judged(Difference(f"{label('none')}: {k} typed examples − none", metric, None, est), y - x))
+    answers = read_table(paper_dir / "answers" / "answers.parquet", QA_ANSWERS)
+    read = {a: _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED)}
+    cap = pgen["context_words"]
+    cut = sum(int((v >= cap).sum()) for v in read.values())
+    lengths = "; ".join(f"{label(a)} mean {v.mean():.0f}, longest {v.max():.0f}" for a, v in read.items())
+    reached = f"{cut} of the {n * len(read)} contexts reach it" if cut else "no context reaches it"
+    return PaperTable(
+        section="table1-paper",
+        title="Table 1 in the paper's own settings: zero-shot, no context cap, unranked topics over every community (BioASQ)",
+        rows=rows,
+        differences=[j.diff for j in judged],
+        not_run=[],
+        notes=_bullets([
+            (
+                f"The paper run (experiments/bioasq/{PAPER_PARAMS}) answers the main run's {n} questions with the "
+                f"paper's Table 1 prompts and contexts: {shots(pgen['n_examples'], False)} (qa.n_examples 0; the "
+                f"paper: “{PROMPT_NONE.quote}”, {PROMPT_NONE.where}), a {cap:,}-word budget ({reached}; words "
+                f"read: {lengths}; the paper: no cap below Llama 3.1's window, {WINDOW.where}) and unranked topics over every community found "
+                f"({ctx['reshape'][PAPER_UNRANKED]['communities_mean']:.2f} per question on average, 4 TextRank "
+                f"sentences each; “{UNRANKED_DEF.quote}”, {UNRANKED_DEF.where})."
+            ),
+            (
+                "Three blocks of differences: Table 1's claims judged within this run (as in Table 1, each row "
+                "naming what still differs from the paper); each arm in the paper's settings against the same arm "
+                "in the project's default (Table 1's answers: what the settings change, no stated direction); and "
+                f"no context with the ICL run's {k} examples of the question's type against none (the paper's "
+                "“with and without ICL”, but its ICL prompt always carries a context, so no claim is judged; "
+                "recall and precision as relative changes, as in the ICL table)."
+            ),
+            *stats_notes(judged, n, group=_base),
+            settings.legend(*PAPER_BASE, "retrieval", "bertscore"),
+        ]),
+        **{
+            **common,
+            "sample": (
+                f"the main run's {n} BioASQ questions (paired), corpus: the {ctx['corpus']['documents']} PubMed records "
+                f"of the sampled questions; {shots(pgen['n_examples'], False)} in any prompt; {cap:,}-word budget: "
+                f"{reached}"
+            ),
+            "models": (
+                f"generator {pgen['model']}; embedder {pp['embed']['model']} (search, communities, TextRank); no "
+                f"cross-encoder (no arm ranks communities); BERTScore {pp['evaluate_qa']['bertscore_model']}"
+            ),
+        },
     )
