@@ -1,4 +1,4 @@
-"""The context-reshaping paper pipeline (experiments/bioasq): its three runs' params, its DAG, and
+"""The context-reshaping paper pipeline (experiments/bioasq): its four runs' params, its DAG, and
 its tables, every Table 1 / 2 / ICL / paper-settings interval of which is recomputed here from the
 per-question scores the pipeline tracks in git."""
 
@@ -49,7 +49,8 @@ def _stage(script: str, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize(
-    "name,changed", [("params.yaml", MAIN_KEYS), ("icl-params.yaml", ICL_KEYS), ("paper-params.yaml", MAIN_KEYS)]
+    "name,changed",
+    [("params.yaml", MAIN_KEYS), ("icl-params.yaml", ICL_KEYS), ("paper-params.yaml", MAIN_KEYS), ("icl-paper-params.yaml", ICL_KEYS)],
 )
 def test_each_runs_params_are_the_projects_but_the_papers_keys(name, changed):
     ours, project = _load(name), yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -75,8 +76,8 @@ def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
     # The reranker trains on every batch but the held-out ones; only those are answered.
     assert list(loaded["qa"].question_splits) == list(loaded["retrieve"].qa_test_splits) and loaded["qa"].question_splits
     assert loaded["reshape"].reranker == "data/papers/bioasq/reranker"  # the train_reranker stage's output
-    main, icl, own = _load("params.yaml"), _load("icl-params.yaml"), _load("paper-params.yaml")
-    bioasq.check_params(main, icl, own)
+    main, icl, own, icl_own = (_load(f) for f in ("params.yaml", "icl-params.yaml", "paper-params.yaml", "icl-paper-params.yaml"))
+    bioasq.check_params(main, icl, own, icl_own)
     assert icl["qa"]["examples_by_type"] and icl["qa"]["n_examples"] == 3
     assert {k: v for k, v in icl["qa"].items() if k not in ("contexts", "n_examples", "examples_by_type")} == {
         k: v for k, v in main["qa"].items() if k not in ("contexts", "n_examples", "examples_by_type")
@@ -93,27 +94,37 @@ def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
         ("both", lambda p: p["qa"].update(question_splits=["7B1"]), "qa.question_splits must be retrieve.qa_test_splits"),
         ("paper", lambda p: p["qa"].update(n_examples=1), "paper-params.yaml: qa.n_examples must be 0"),
         ("paper", lambda p: p["qa"].update(max_questions=7), "paper-params.yaml: qa.max_questions must equal params.yaml's"),
-        ("paper", lambda p: p["reshape"]["variants"][0].update(rank="cosine"), "must be one unranked variant (rank: none)"),
+        ("paper", lambda p: p["reshape"]["variants"][0].update(rank="cosine"), "must be the unranked variant (rank: none)"),
+        ("paper", lambda p: p["reshape"]["variants"][1].update(keep=10), "then icl-params.yaml's variant as it is there"),
         ("paper", lambda p: p["qa"].update(contexts=["none", "gold"]), "paper-params.yaml: qa.contexts must be"),
+        ("icl-paper", lambda p: p["qa"].update(contexts=["none", "reshaped"]), "icl-paper-params.yaml: reshape.variants must be"),
+        ("icl-paper", lambda p: p["qa"].update(n_examples=1), "icl-paper-params.yaml: qa.n_examples must equal icl-params.yaml's"),
+        ("icl-paper", lambda p: p["qa"].update(context_words=300), "icl-paper-params.yaml: qa.context_words must equal paper-params"),
     ],
 )
 def test_params_that_would_not_give_the_tables_are_named_in_one_line(which, mutate, needle):
-    main, icl, own = _load("params.yaml"), _load("icl-params.yaml"), _load("paper-params.yaml")
-    for p in {"main": [main], "icl": [icl], "paper": [own], "both": [main, icl, own]}[which]:
+    main, icl, own, icl_own = (_load(f) for f in ("params.yaml", "icl-params.yaml", "paper-params.yaml", "icl-paper-params.yaml"))
+    for p in {"main": [main], "icl": [icl], "paper": [own], "icl-paper": [icl_own], "both": [main, icl, own, icl_own]}[which]:
         mutate(p)
     with pytest.raises(UserError, match=re.escape(needle)):
-        bioasq.check_params(main, icl, own)
+        bioasq.check_params(main, icl, own, icl_own)
 
 
 def test_the_paper_run_is_table_1_zero_shot_uncapped_over_every_community_on_the_main_runs_questions():
     own, main = params.load(BIOASQ / "paper-params.yaml"), params.load(BIOASQ / "params.yaml")
     got = arms(own["qa"].contexts, own["qa"].methods, [a for a, _ in own["reshape"].expand()])
-    assert got == ["none", "gold", bioasq.PAPER_UNRANKED]
+    icl_arm = "reshaped:" + _load("icl-params.yaml")["reshape"]["variants"][0]["name"]
+    assert got == ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm]  # the ICL variant: ICL's "without"
     variant = dict(own["reshape"].expand())[bioasq.PAPER_UNRANKED]
     assert variant.rank == "none" and variant.top_m >= 1000 and variant.keep == 4  # every community, 4 sentences (line 64)
     assert own["qa"].n_examples == 0 and own["qa"].context_words == 4000  # zero-shot; QAParams' largest budget
     for key in ("max_questions", "question_splits", "seed", "example_split", "corpus", "top_k", "max_new_tokens"):
         assert getattr(own["qa"], key) == getattr(main["qa"], key), key
+    # ICL's "with": the same variant and budget, the ICL run's examples.
+    with_icl, icl = params.load(BIOASQ / "icl-paper-params.yaml"), params.load(BIOASQ / "icl-params.yaml")
+    assert arms(with_icl["qa"].contexts, with_icl["qa"].methods, [a for a, _ in with_icl["reshape"].expand()]) == [icl_arm]
+    assert (with_icl["qa"].n_examples, with_icl["qa"].examples_by_type) == (icl["qa"].n_examples, True) == (3, True)
+    assert with_icl["qa"].context_words == own["qa"].context_words
 
 
 def test_best_variant_is_a_table_2_arm():
@@ -136,21 +147,13 @@ def test_ranker_note_reports_the_gold_record_hit_rates_per_top_m():
 
 def test_the_pipeline_runs_every_qa_run_on_its_params_and_reports_them_in_order():
     stages = yaml.safe_load((BIOASQ / "dvc.yaml").read_text())["stages"]
-    ranked = {"main": {"params": "params.yaml"}, "icl": {"params": "icl-params.yaml"}}
-    runs = {**ranked, "paper": {"params": "paper-params.yaml"}}
-    assert stages["qa_context"]["foreach"] == ranked
-    for name in ("generate_qa", "evaluate_qa"):
+    runs = {r: {"params": f"{r}-params.yaml".replace("main-", "")} for r in ("main", "icl", "paper", "icl-paper")}
+    for name in ("qa_context", "generate_qa", "evaluate_qa"):
         assert stages[name]["foreach"] == runs, name
     for name in ("qa_context", "generate_qa", "evaluate_qa"):
         assert "--params experiments/bioasq/${item.params}" in stages[name]["do"]["cmd"], name
     assert "--params experiments/bioasq/params.yaml" in stages["train_reranker"]["cmd"]
     assert "data/papers/bioasq/reranker" in stages["qa_context"]["do"]["deps"]  # reshape.reranker's folder
-    # The paper run ranks no community: the same stage script, its params, no reranker to wait for.
-    own = stages["qa_context_paper"]
-    assert own["cmd"].split() == stages["qa_context"]["do"]["cmd"].replace("${key}", "paper").replace("${item.params}", "paper-params.yaml").split()
-    assert "data/papers/bioasq/reranker" not in own["deps"]
-    assert own["deps"] == [d for d in stages["qa_context"]["do"]["deps"] if d != "data/papers/bioasq/reranker"]
-    assert own["params"] == [{"experiments/bioasq/paper-params.yaml": stages["qa_context"]["do"]["params"][0]["experiments/bioasq/${item.params}"]}]
     cmd = stages["report"]["cmd"].split()
     assert [cmd[i + 1] for i, w in enumerate(cmd) if w == "--runs"] == [f"data/papers/bioasq/{r}" for r in bioasq.RUNS]
     assert "--paper bioasq" in stages["report"]["cmd"] and list(runs) == list(bioasq.RUNS)
@@ -195,7 +198,8 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     main["evaluate"]["bootstrap"] = 30
     (paper / "params.yaml").write_text(yaml.safe_dump(main))
     (paper / "icl-params.yaml").write_text((BIOASQ / "icl-params.yaml").read_text())
-    (paper / "paper-params.yaml").write_text((BIOASQ / "paper-params.yaml").read_text())
+    for name in ("paper-params.yaml", "icl-paper-params.yaml"):
+        (paper / name).write_text((BIOASQ / name).read_text())
     rng, questions = np.random.default_rng(0), [f"q{i:02d}" for i in range(12)]
     data, scores = tmp_path / "data", tmp_path / "metrics"
     main_arms = ["none", "gold", bioasq.UNRANKED, *bioasq.TABLE2]
@@ -203,7 +207,8 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     frames = {
         "main": _make_run(data, "main", main_arms, questions, rng, 1),
         "icl": _make_run(data, "icl", ["none", icl_arm], questions, rng, 3),
-        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED], questions, rng, 0),
+        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm], questions, rng, 0),
+        "icl-paper": _make_run(data, "icl-paper", [icl_arm], questions, rng, 3),
     }
     for run, df in frames.items():
         (scores / run / "report").mkdir(parents=True)
@@ -246,13 +251,19 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     # Table 1 in the paper's settings: its claims judged naming only what still differs (no prompt,
     # cap or unranked-topics difference), each arm beside the project's default.
     own = tables[sections.index("table1-paper")]
-    assert [r["label"].split(", ")[0] for r in own["rows"]] == ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2
+    assert [r["label"].split(", ")[0] for r in own["rows"]] == (
+        ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2 + ["cross-encoder ranked"] * 2
+    )
     judged = [d for d in own["differences"] if d["claim"] is not None]
-    assert len(judged) == len([d for d in tables[0]["differences"] if d["claim"] is not None])
+    icl_judged = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" not in d["label"]]
+    icl_ttest = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" in d["label"]]
+    assert len(judged) == len([d for d in tables[0]["differences"] if d["claim"] is not None]) + len(icl_judged) + len(icl_ttest)
+    assert {d["paper"] for d in judged if d["paper"] is not None} == {-0.0517, -0.0092, 0.2234, 0.0432}  # ICL's figures
     for d in judged:
         assert not {"qa.n_examples", "qa.context_words", "unranked top_m"} & set(re.findall(r"qa\.\w+|unranked top_m", d["setting"])), d
     assert any("the paper's settings − " in d["label"] for d in own["differences"])
     assert any(d["label"] == "no context: 3 typed examples − none" for d in own["differences"])
+    assert any(d["label"].endswith(": 3 typed examples − zero-shot") and d["claim"] for d in own["differences"])
     # Each table lands where its markers stand (the paper-settings one after Table 1's prose); new ones go last.
     page = (results / "bioasq-reshaping.md").read_text()
     at = [page.index(x) for x in ("table1:end", "More prose.", "table1-paper:start", "table1-paper:end", "table2:start")]
@@ -326,32 +337,46 @@ def _check_within_run(d: dict, w: dict, by_label: dict, boot: tuple[int, int]) -
     _close(paired_delta(x(d["metric"], a), x(d["metric"], b), *boot) if got is None else mean_ci(got, *boot), d["ours"])
 
 
-def test_every_paper_settings_interval_is_recomputed_from_the_three_runs_tracked_scores():
+def test_every_paper_settings_interval_is_recomputed_from_the_four_runs_tracked_scores():
     table = _table("table1-paper")
     ev = _load("paper-params.yaml")["evaluate"]
     boot = (ev["bootstrap"], ev["seed"])
     own, main = (bioasq.wide(bioasq.read_scores(SCORES / r / "report" / "scores.csv")) for r in ("paper", "main"))
-    icl = bioasq.read_scores(SCORES / "icl" / "report" / "scores.csv")
+    icl, with_icl = (bioasq.read_scores(SCORES / r / "report" / "scores.csv") for r in ("icl", "icl-paper"))
     icl_none = icl[icl["method"] == "none"].set_index("question_id").sort_index()
-    arms = {bioasq.label(a): a for a in ("none", "gold", bioasq.PAPER_UNRANKED, bioasq.UNRANKED)}
+    icl_arm = "reshaped:" + _load("icl-paper-params.yaml")["reshape"]["variants"][0]["name"]
+    with_icl = with_icl[with_icl["method"] == icl_arm].set_index("question_id").sort_index()
+    arms = {bioasq.label(a): a for a in ("none", "gold", bioasq.PAPER_UNRANKED, bioasq.UNRANKED, icl_arm)}
+
+    def relative(u: np.ndarray, v: np.ndarray):
+        return paired_statistic(np.column_stack([u, v]), lambda r: r[:, 1].mean() / r[:, 0].mean() - 1, *boot)
+
     for row in table["rows"]:
-        arm, _, setting = row["label"].partition(", zero-shot")
-        w = own if setting else main
-        arm = arms[arm] if setting else arms[row["label"].split(", 1 example")[0]]
+        arm = row["label"].split(", ")[0] if "ranked" not in row["label"] else ", ".join(row["label"].split(", ")[:2])
+        if "icl-paper-params.yaml" in row["label"]:
+            got = {c: with_icl[c] for c in bioasq.METRICS.values()}
+        elif ", zero-shot" in row["label"]:
+            got = {c: own[c][arms[arm]] for c in bioasq.METRICS.values()}
+        else:
+            got = {c: main[c][arms[arm]] for c in bioasq.METRICS.values()}
         for metric, col in bioasq.METRICS.items():
-            _close(mean_ci(w[col][arm].to_numpy(), *boot), row["ours"][metric])
-    blocks = {"within": 0, "settings": 0, "examples": 0}
+            _close(mean_ci(got[col].to_numpy(), *boot), row["ours"][metric])
+    blocks = {"within": 0, "settings": 0, "examples": 0, "icl": 0, "icl t-test": 0}
     for d in table["differences"]:
         # the within-run contrasts (R − P, ΔP − ΔR) have no score column of their own
         col = bioasq.METRICS.get(d["metric"].removesuffix(bioasq.RELATIVE))
+        rel = d["metric"].endswith(bioasq.RELATIVE)
         if d["label"] == "no context: 3 typed examples − none":
             u, v = own[col]["none"].to_numpy(), icl_none[col].to_numpy()
-            if d["metric"].endswith(bioasq.RELATIVE):
-                got = paired_statistic(np.column_stack([u, v]), lambda r: r[:, 1].mean() / r[:, 0].mean() - 1, *boot)
-            else:
-                got = paired_delta(u, v, *boot)
-            _close(got, d["ours"])
+            _close(relative(u, v) if rel else paired_delta(u, v, *boot), d["ours"])
             blocks["examples"] += 1
+        elif d["label"] == f"{bioasq.label(icl_arm)}: 3 typed examples − zero-shot":
+            u, v = own[col][icl_arm].to_numpy(), with_icl[col].to_numpy()
+            _close(relative(u, v) if rel else paired_delta(u, v, *boot), d["ours"])
+            blocks["icl"] += 1
+        elif d["label"].endswith(f" − {bioasq.label(bioasq.PAPER_UNRANKED)}, zero-shot"):
+            _close(paired_delta(own[col][bioasq.PAPER_UNRANKED].to_numpy(), with_icl[col].to_numpy(), *boot), d["ours"])
+            blocks["icl t-test"] += 1
         elif ", the paper's settings − " in d["label"]:
             b, a = d["label"].removesuffix(", the project's default").split(", the paper's settings − ")
             _close(paired_delta(main[col][arms[a]].to_numpy(), own[col][arms[b]].to_numpy(), *boot), d["ours"])

@@ -62,9 +62,10 @@ from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_json, r
 
 PAPER = "bioasq-reshaping"  # the page, docs/results/bioasq-reshaping.md
 COMMAND = "dvc repro experiments/bioasq/dvc.yaml"
-RUNS = ("main", "icl", "paper")  # the pipeline's QA runs, in the report stage's --runs order
+RUNS = ("main", "icl", "paper", "icl-paper")  # the pipeline's QA runs, in the report stage's --runs order
 ICL_PARAMS = "icl-params.yaml"  # the ICL run's params, beside the main run's (--paper-params)
-PAPER_PARAMS = "paper-params.yaml"  # the run in the paper's own Table 1 settings, beside them
+PAPER_PARAMS = "paper-params.yaml"  # the run in the paper's own settings (Table 1, ICL's "without"), beside them
+ICL_PAPER_PARAMS = "icl-paper-params.yaml"  # ICL's "with" in the paper's own settings
 UNRANKED = "reshaped:unranked-5x4"
 PAPER_UNRANKED = "reshaped:unranked-all-x4"  # the paper run's unranked topics: every community
 TABLE1 = ("none", UNRANKED, "gold")
@@ -319,8 +320,10 @@ ICL_TTEST_CLAIMS: dict[str, tuple[int, Sources]] = {
 }
 
 
-def check_params(main: dict[str, Any], icl: dict[str, Any], paper: dict[str, Any], where: str = "experiments/bioasq") -> None:
-    """The three runs' params give the tables' arms and answer the same questions; one line otherwise."""
+def check_params(
+    main: dict[str, Any], icl: dict[str, Any], paper: dict[str, Any], icl_paper: dict[str, Any], where: str = "experiments/bioasq"
+) -> None:
+    """The four runs' params give the tables' arms and answer the same questions; one line otherwise."""
     names = ["reshaped:" + v["name"] for v in main["reshape"]["variants"]]
     want = [UNRANKED, *TABLE2]
     if names != want:
@@ -340,10 +343,14 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], paper: dict[str, Any
                 f"{where}/{ICL_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the ICL run pairs with the main run's questions"
             )
     variants = paper["reshape"]["variants"]
-    if ["reshaped:" + v["name"] for v in variants] != [PAPER_UNRANKED] or variants[0].get("rank") != "none":
+    if (
+        ["reshaped:" + v["name"] for v in variants] != [PAPER_UNRANKED, icl_names[0]]
+        or variants[0].get("rank") != "none"
+        or variants[1] != icl["reshape"]["variants"][0]
+    ):
         raise UserError(
-            f"{where}/{PAPER_PARAMS}: reshape.variants must be one unranked variant (rank: none) named "
-            f"{PAPER_UNRANKED.split(':')[1]}, got {[v['name'] for v in variants]}"
+            f"{where}/{PAPER_PARAMS}: reshape.variants must be the unranked variant (rank: none) named "
+            f"{PAPER_UNRANKED.split(':')[1]}, then {ICL_PARAMS}'s variant as it is there, got {[v['name'] for v in variants]}"
         )
     if sorted(paper["qa"]["contexts"]) != sorted(["none", "gold", "reshaped"]):
         raise UserError(f"{where}/{PAPER_PARAMS}: qa.contexts must be [none, gold, reshaped], got {paper['qa']['contexts']}")
@@ -353,6 +360,20 @@ def check_params(main: dict[str, Any], icl: dict[str, Any], paper: dict[str, Any
         if main["qa"][key] != paper["qa"][key]:
             raise UserError(
                 f"{where}/{PAPER_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the run pairs with the main run's questions"
+            )
+    if icl_paper["reshape"]["variants"] != icl["reshape"]["variants"] or icl_paper["qa"]["contexts"] != ["reshaped"]:
+        raise UserError(
+            f"{where}/{ICL_PAPER_PARAMS}: reshape.variants must be {ICL_PARAMS}'s and qa.contexts [reshaped] "
+            "(its no-context arm would repeat the ICL run's)"
+        )
+    for key in ("n_examples", "examples_by_type"):
+        if icl_paper["qa"][key] != icl["qa"][key]:
+            raise UserError(f"{where}/{ICL_PAPER_PARAMS}: qa.{key} must equal {ICL_PARAMS}'s ({icl['qa'][key]!r})")
+    for key in ("max_questions", "question_splits", "seed", "example_split", "corpus", "context_words"):
+        if paper["qa"][key] != icl_paper["qa"][key]:
+            raise UserError(
+                f"{where}/{ICL_PAPER_PARAMS}: qa.{key} must equal {PAPER_PARAMS}'s ({paper['qa'][key]!r}): "
+                "the run pairs with the paper-settings run's answers"
             )
     if main["qa"]["question_splits"] and main["qa"]["question_splits"] != main["retrieve"]["qa_test_splits"]:
         raise UserError(
@@ -556,8 +577,8 @@ class Settings:
                 ),
                 "icl_corpus": (
                     f"qa.corpus: sampled adds the example candidates' records to the corpus, so the ICL run searches "
-                    f"{icl_ctx['corpus']['documents']} records (main run: {ctx['corpus']['documents']}) and its reshaped "
-                    f"context differs from the main run's for {n - (same_icl or 0)} of {n} questions: its ICL "
+                    f"{icl_ctx['corpus']['documents']} records (the run it pairs with: {ctx['corpus']['documents']}) and "
+                    f"its reshaped context differs from that run's for {n - (same_icl or 0)} of {n} questions: its ICL "
                     "differences mix examples and context"
                 ),
                 "icl_arm": "the ICL run's reshaped arm is 10 communities x 4 sentences; the paper's Table 5 reads 10 x 10",
@@ -661,16 +682,17 @@ def table1_judged(
 
 
 def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[PaperTable]:
-    """Tables 1, 2, 5 and ICL, and Table 1 in the paper's own settings, from the tracked scores
-    under ``scores_dir/<run>/report`` and the runs' stage outputs (``runs``: the main run's
-    folder, the ICL run's, then the paper-settings run's)."""
+    """Tables 1, 2, 5 and ICL, and Table 1 and ICL in the paper's own settings, from the tracked
+    scores under ``scores_dir/<run>/report`` and the runs' stage outputs (``runs``: the main run's
+    folder, the ICL run's, the paper-settings run's, then its ICL counterpart's)."""
     if len(runs) != len(RUNS):
         raise UserError(f"--runs: give one folder per run ({', '.join(RUNS)}), in that order")
     p = yaml.safe_load(paper_params.read_text())
     pi = yaml.safe_load((paper_params.parent / ICL_PARAMS).read_text())
     pp = yaml.safe_load((paper_params.parent / PAPER_PARAMS).read_text())
-    check_params(p, pi, pp, paper_params.parent.as_posix())
-    main_dir, icl_dir, paper_dir = runs
+    ipp = yaml.safe_load((paper_params.parent / ICL_PAPER_PARAMS).read_text())
+    check_params(p, pi, pp, ipp, paper_params.parent.as_posix())
+    main_dir, icl_dir, paper_dir, icl_paper_dir = runs
     scores = read_scores(scores_dir / "main" / "report" / "scores.csv")
     answers = read_table(main_dir / "answers" / "answers.parquet", QA_ANSWERS)
     ctx = read_json(main_dir / "qa" / "report.json")
@@ -827,22 +849,26 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
     t5, _ = length_table(p, main_dir, answers, icl_answers, scores, ctx, gen, icl_gen, icl_arm, settings, n_boot, seed, common)
     many = read_scores(scores_dir / "icl" / "report" / "scores.csv")
     icl = icl_table(pi, scores, many, gen, icl_gen, best, settings, n_boot, seed)
-    own = paper_table(pp, paper_dir, read_scores(scores_dir / "paper" / "report" / "scores.csv"), scores, many, gen, icl_gen, common)
+    own = paper_table(
+        pp, paper_dir, icl_paper_dir, {r: read_scores(scores_dir / r / "report" / "scores.csv") for r in ("paper", "icl-paper")},
+        scores, many, gen, icl_gen, common,
+    )
     return [t1, own, t2, t5, icl]
 
 
 def not_run_main(settings: Settings, ctx: dict, q: dict, gen: dict) -> list[NotRun]:
     """The paper's settings this run does not measure, each with the command that would."""
     exp = "experiments/bioasq"
-    # Every run answers the same questions with the same generator, so such keys change in all three files.
-    all_runs = lambda key: " ".join(f"-S '{exp}/{f}:{key}'" for f in ("params.yaml", ICL_PARAMS, PAPER_PARAMS))  # noqa: E731
+    # Every run answers the same questions with the same generator, so such keys change in all four files.
+    all_runs = lambda key: " ".join(f"-S '{exp}/{f}:{key}'" for f in ("params.yaml", ICL_PARAMS, PAPER_PARAMS, ICL_PAPER_PARAMS))  # noqa: E731
     splits12 = "[12B1,12B2,12B3,12B4]"
     return [
         NotRun(
-            "the paper's zero-shot prompts and uncapped contexts for Table 2's ranked grid, and ICL with a context against none",
-            f"the paper's own Table 1 settings (zero-shot, no cap, every community) are measured in the next table; "
-            f"Table 2 and the ICL table keep the project's {shots(gen['n_examples'], q['examples_by_type'])} and "
-            f"{gen['context_words']}-word cap, so the ICL table compares 3 typed examples with 1, not with none.",
+            "the paper's zero-shot prompts and uncapped contexts for Table 2's ranked grid",
+            f"the paper's own Table 1 settings (zero-shot, no cap, every community) and its ICL comparison (the ICL "
+            f"variant with 3 typed examples against none, uncapped) are measured in the next table; Table 2 and the "
+            f"ICL table keep the project's {shots(gen['n_examples'], q['examples_by_type'])} and "
+            f"{gen['context_words']}-word cap, so the ICL table compares 3 typed examples with 1.",
             f"`dvc exp run {exp}/dvc.yaml -S '{exp}/params.yaml:qa.n_examples=0' -S '{exp}/params.yaml:qa.context_words=4000' "
             f"-S '{exp}/{ICL_PARAMS}:qa.context_words=4000'` "
             "(re-runs the main run's QA stages: about 30 min of generation on 2 CPU cores, more with longer "
@@ -1118,34 +1144,50 @@ def icl_table(
 
 
 def paper_table(
-    pp: dict, paper_dir: Path, own: pd.DataFrame, main: pd.DataFrame, icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict
+    pp: dict, paper_dir: Path, icl_paper_dir: Path, own_scores: dict[str, pd.DataFrame], main: pd.DataFrame,
+    icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict,
 ) -> PaperTable:
-    """Table 1 in the paper's own settings (the ``paper`` run: zero-shot prompts, no cap below
-    the model's window, unranked topics over every community): Table 1's claims judged there,
-    each arm against the project's default (the main run's), and no context with the ICL run's
-    typed examples against none."""
+    """Table 1 and ICL in the paper's own settings (the ``paper`` run: zero-shot prompts, no cap
+    below the model's window, unranked topics over every community and the ICL variant; the
+    ``icl-paper`` run: that variant with typed examples): Table 1's claims judged there, each arm
+    against the project's default (the main run's), no context with the ICL run's typed examples
+    against none, and the paper's ICL claims and t-test with against without examples."""
     ctx, pgen = read_json(paper_dir / "qa" / "report.json"), read_json(paper_dir / "answers" / "report.json")
-    missing = sorted({"none", "gold", PAPER_UNRANKED} - set(ctx["arms"]))
+    icl_arm = "reshaped:" + pp["reshape"]["variants"][1]["name"]
+    missing = sorted({"none", "gold", PAPER_UNRANKED, icl_arm} - set(ctx["arms"]))
     if missing:
         raise UserError(f"{paper_dir}: the run has no arm {missing[0]}; check experiments/bioasq/{PAPER_PARAMS} and re-run")
-    w, wm = wide(own), wide(main)
+    w, wm = wide(own_scores["paper"]), wide(main)
     if list(w["rouge2_f1"].index) != list(wm["rouge2_f1"].index):
         raise UserError(f"the paper-settings run did not answer the same questions as the main run (qa.* of experiments/bioasq/{PAPER_PARAMS})")
+    with_icl = own_scores["icl-paper"]
+    with_icl = with_icl[with_icl["method"] == icl_arm].set_index("question_id").sort_index()
+    if list(with_icl.index) != list(w["rouge2_f1"].index):
+        raise UserError(
+            f"the ICL run in the paper's settings did not answer the same questions as the paper-settings run "
+            f"(qa.* of experiments/bioasq/{ICL_PAPER_PARAMS})"
+        )
     n_boot, seed = pp["evaluate"]["bootstrap"], pp["evaluate"]["seed"]
     n = len(w["rouge2_f1"])
-    settings = Settings(pp, pgen, ctx, n)
+    answers = read_table(paper_dir / "answers" / "answers.parquet", QA_ANSWERS)
+    icl_answers = read_table(icl_paper_dir / "answers" / "answers.parquet", QA_ANSWERS)
+    ictx, ipgen = read_json(icl_paper_dir / "qa" / "report.json"), read_json(icl_paper_dir / "answers" / "report.json")
+    same = int((_contexts(answers, icl_arm) == _contexts(icl_answers, icl_arm)).sum())
+    settings = Settings(pp, pgen, ctx, n, ipgen, ictx, same)
     arms = ("none", PAPER_UNRANKED, "gold")
     own_label = f"zero-shot, no cap (the paper's settings; {PAPER_PARAMS})"
     default_label = f"{shots(gen['n_examples'], False)}, {gen['context_words']}-word cap (the project's default, Table 1)"
+    k = ipgen["n_examples"]
     rows = []
-    for arm, default in zip(arms, TABLE1):
-        rows.append(
-            Row(
-                f"{label(arm)}, {own_label}", {m: None for m in METRICS},
-                {m: mean_ci(w[c][arm].to_numpy(), n_boot, seed) for m, c in METRICS.items()}, "",
-                {m: TABLE_CELLS["table1"] for m in METRICS},
-            )
+
+    def own_row(text: str, scores: Any, section: str) -> Row:
+        return Row(
+            text, {m: None for m in METRICS}, {m: mean_ci(scores[c].to_numpy(), n_boot, seed) for m, c in METRICS.items()}, "",
+            {m: TABLE_CELLS[section] for m in METRICS},
         )
+
+    for arm, default in zip(arms, TABLE1):
+        rows.append(own_row(f"{label(arm)}, {own_label}", {c: w[c][arm] for c in METRICS.values()}, "table1"))
         rows.append(
             Row(
                 f"{label(default)}, {default_label}", {},
@@ -1153,6 +1195,8 @@ def paper_table(
                 "not the paper's setting",
             )
         )
+    rows.append(own_row(f"{label(icl_arm)}, {own_label}", {c: w[c][icl_arm] for c in METRICS.values()}, "table2"))
+    rows.append(own_row(f"{label(icl_arm)}, {shots(k, True)}, no cap (the paper's settings; {ICL_PAPER_PARAMS})", with_icl, "icl"))
     judged = table1_judged(w, PAPER_UNRANKED, settings, PAPER_BASE, n_boot, seed)
     # What the paper's settings change, arm by arm (no stated direction: the paper runs only its own).
     for arm, default in zip(arms, TABLE1):
@@ -1160,28 +1204,52 @@ def paper_table(
             x, y = wm[METRICS[m]][default].to_numpy(), w[METRICS[m]][arm].to_numpy()
             d = Difference(f"{label(arm)}, the paper's settings − {label(default)}, the project's default", m, None, paired_delta(x, y, n_boot, seed))
             judged.append(Judged(d, y - x))
+
+    def change(x: np.ndarray, y: np.ndarray, m: str) -> tuple[Estimate, str]:
+        """B − A; recall and precision as relative changes, the form of the paper's ICL figures."""
+        if m.endswith((" R", " P")):
+            return paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed), m + RELATIVE
+        return paired_delta(x, y, n_boot, seed), m
+
     # Examples with no context: the ICL run's typed examples against none. The paper's ICL prompt
     # always carries a context (Figure 4), so no claim of its is judged here.
-    k = icl_gen["n_examples"]
     many = icl[icl["method"] == "none"].set_index("question_id").sort_index()
     if list(many.index) != list(w["rouge2_f1"].index):
         raise UserError("the ICL run did not answer the same questions as the paper-settings run (qa.* of experiments/bioasq/icl-params.yaml)")
     for m in JUDGED:
         x, y = w[METRICS[m]]["none"].to_numpy(), many[METRICS[m]].to_numpy()
-        if m.endswith((" R", " P")):  # as the ICL table: relative changes, the form of the paper's ICL figures
-            est, metric = paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed), m + RELATIVE
-        else:
-            est, metric = paired_delta(x, y, n_boot, seed), m
-        judged.append(Judged(Difference(f"{label('none')}: {k} typed examples − none", metric, None, est), y - x))
-    answers = read_table(paper_dir / "answers" / "answers.parquet", QA_ANSWERS)
-    read = {a: _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED)}
+        est, metric = change(x, y, m)
+        judged.append(Judged(Difference(f"{label('none')}: {icl_gen['n_examples']} typed examples − none", metric, None, est), y - x))
+    # The paper's ICL comparison: the same variant with and without examples, both uncapped.
+    icl_keys = (*PAPER_BASE, "icl_corpus", "retrieval")
+    for m in JUDGED:
+        x, y = w[METRICS[m]][icl_arm].to_numpy(), with_icl[METRICS[m]].to_numpy()
+        sign, figure, sources = ICL_CLAIMS.get(m, (None, None, ()))
+        est, metric = change(x, y, m)
+        setting = settings(*icl_keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else ""
+        d = Difference(f"{label(icl_arm)}: {k} typed examples − zero-shot", metric, figure, est, claim=sign, sources=sources, setting=setting)
+        judged.append(Judged(d, y - x))
+    # The paper's ICL t-test: the ICL variant with examples against unranked topics without.
+    for m in JUDGED:
+        x, y = w[METRICS[m]][PAPER_UNRANKED].to_numpy(), with_icl[METRICS[m]].to_numpy()
+        sign, sources = ICL_TTEST_CLAIMS.get(m, (None, ()))
+        setting = settings(*icl_keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else ""
+        if m == "BERTScore R" and sign:
+            setting = "the paper: a loss with p > 0.05, so “not separable” agrees with it; " + setting
+        d = Difference(
+            f"{label(icl_arm)}, {k} typed examples − {label(PAPER_UNRANKED)}, zero-shot", m, None,
+            paired_delta(x, y, n_boot, seed), claim=sign, sources=sources, setting=setting,
+        )
+        judged.append(Judged(d, y - x))
+    read = {label(a): _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED, icl_arm)}
+    read[f"{label(icl_arm)} with examples"] = _words(_contexts(icl_answers, icl_arm))
     cap = pgen["context_words"]
     cut = sum(int((v >= cap).sum()) for v in read.values())
-    lengths = "; ".join(f"{label(a)} mean {v.mean():.0f}, longest {v.max():.0f}" for a, v in read.items())
+    lengths = "; ".join(f"{a} mean {v.mean():.0f}, longest {v.max():.0f}" for a, v in read.items())
     reached = f"{cut} of the {n * len(read)} contexts reach it" if cut else "no context reaches it"
     return PaperTable(
         section="table1-paper",
-        title="Table 1 in the paper's own settings: zero-shot, no context cap, unranked topics over every community (BioASQ)",
+        title="Table 1 and ICL in the paper's own settings: zero-shot or typed examples, no context cap, unranked topics over every community (BioASQ)",
         rows=rows,
         differences=[j.diff for j in judged],
         not_run=[],
@@ -1192,18 +1260,27 @@ def paper_table(
                 f"paper: “{PROMPT_NONE.quote}”, {PROMPT_NONE.where}), a {cap:,}-word budget ({reached}; words "
                 f"read: {lengths}; the paper: no cap below Llama 3.1's window, {WINDOW.where}) and unranked topics over every community found "
                 f"({ctx['reshape'][PAPER_UNRANKED]['communities_mean']:.2f} per question on average, 4 TextRank "
-                f"sentences each; “{UNRANKED_DEF.quote}”, {UNRANKED_DEF.where})."
+                f"sentences each; “{UNRANKED_DEF.quote}”, {UNRANKED_DEF.where}). It also answers with the ICL "
+                f"run's variant, {label(icl_arm)}, zero-shot; the ICL run in the paper's settings "
+                f"(experiments/bioasq/{ICL_PAPER_PARAMS}) answers with the same variant, {shots(k, True)} "
+                f"(“{PROMPT_ICL.quote}”, {PROMPT_ICL.where}), under the same budget: the paper's “with and without ICL”."
             ),
             (
-                "Three blocks of differences: Table 1's claims judged within this run (as in Table 1, each row "
+                "Five blocks of differences: Table 1's claims judged within the paper run (as in Table 1, each row "
                 "naming what still differs from the paper); each arm in the paper's settings against the same arm "
-                "in the project's default (Table 1's answers: what the settings change, no stated direction); and "
-                f"no context with the ICL run's {k} examples of the question's type against none (the paper's "
-                "“with and without ICL”, but its ICL prompt always carries a context, so no claim is judged; "
-                "recall and precision as relative changes, as in the ICL table)."
+                "in the project's default (Table 1's answers: what the settings change, no stated direction); "
+                f"no context with the ICL run's {icl_gen['n_examples']} examples of the question's type against none "
+                "(no claim judged: the paper's ICL prompt always carries a context); the paper's ICL claims, the ICL "
+                f"variant with {k} typed examples against zero-shot; and the paper's ICL t-test, that variant with "
+                "examples against unranked topics without. Recall and precision of the ICL blocks are relative "
+                "changes, as in the ICL table."
+            ),
+            ttest_note(
+                f"the ICL variant with {k} typed examples vs unranked topics zero-shot, both uncapped (the paper's ICL t-test)",
+                judged, f"{label(PAPER_UNRANKED)}, zero-shot", f"{label(icl_arm)}, {k} typed examples",
             ),
             *stats_notes(judged, n, group=_base),
-            settings.legend(*PAPER_BASE, "retrieval", "bertscore"),
+            settings.legend(*PAPER_BASE, "icl_corpus", "retrieval", "bertscore"),
         ]),
         **{
             **common,
@@ -1213,8 +1290,9 @@ def paper_table(
                 f"{reached}"
             ),
             "models": (
-                f"generator {pgen['model']}; embedder {pp['embed']['model']} (search, communities, TextRank); no "
-                f"cross-encoder (no arm ranks communities); BERTScore {pp['evaluate_qa']['bertscore_model']}"
+                f"generator {pgen['model']}; embedder {pp['embed']['model']} (search, communities, TextRank); "
+                f"cross-encoder {reranker_label(pp['reshape']['reranker'])} (the ICL variant only, as Table 2); "
+                f"BERTScore {pp['evaluate_qa']['bertscore_model']}"
             ),
         },
     )
