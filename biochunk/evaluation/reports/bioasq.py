@@ -1,7 +1,8 @@
 """Context reshaping for BioASQ (page ``bioasq-reshaping``): Tables 1, 2 and 5, the t-tests and ICL.
 
 Inputs, per run of ``experiments/bioasq/dvc.yaml`` (``main``: ``params.yaml``; ``icl``:
-``icl-params.yaml``; ``paper``: ``paper-params.yaml``, all beside the pipeline): the per-question scores of the
+``icl-params.yaml``; ``paper``: ``paper-params.yaml``; ``icl-paper``: ``icl-paper-params.yaml``, all
+beside the pipeline): the per-question scores of the
 ``evaluate_qa`` stage (``<scores>/<run>/report/scores.csv``, tracked in git), the answers and
 contexts the model read (``<run>/answers/answers.parquet``), and the QA stages' outputs
 (``<run>/qa/``: the questions with their ideal answers, each arm's context chunks before the
@@ -10,9 +11,10 @@ Every arm answers the same questions, so every difference is paired:
 
 - Table 1: no context, unranked topics (5 communities x 4 sentences, discovery order), the gold
   snippets' sentences;
-- Table 1 in the paper's own settings (the ``paper`` run): zero-shot prompts, no context cap
-  below the model's window, unranked topics over every community; Table 1's claims judged there,
-  each arm against the project's default, and no context with the ICL run's examples against none;
+- Table 1 and ICL in the paper's own settings (the ``paper`` and ``icl-paper`` runs): zero-shot
+  prompts or typed examples, no context cap below the model's window, unranked topics over every
+  community; Table 1's claims judged there, each arm against the project's default, no context
+  with the ICL run's examples against none, and the paper's ICL claims and t-test;
 - Table 2: 5 / 10 communities x 4 / 10 / 15 sentences per community, ranked by the cross-encoder
   the ``train_reranker`` stage fine-tunes (``reshape.reranker``), and the paired t-tests of the
   paper's pre-specified best setting (10 x 15) and of the best one found against unranked topics;
@@ -457,6 +459,31 @@ def relative_change(rows: np.ndarray) -> float:
     """mean(B) / mean(A) − 1 over paired rows (column 0: A, column 1: B): the form of the paper's ICL figures."""
     a = rows[:, 0].mean()
     return float(rows[:, 1].mean() / a - 1) if a else float("nan")
+
+
+def icl_change(x: np.ndarray, y: np.ndarray, metric: str, n_boot: int, seed: int) -> tuple[Estimate, str]:
+    """B − A of an ICL comparison: recall and precision as relative changes, the form of the
+    paper's ICL figures (line 71), F1 absolute; returns (estimate, the metric as shown)."""
+    if metric.endswith((" R", " P")):
+        return paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed), metric + RELATIVE
+    return paired_delta(x, y, n_boot, seed), metric
+
+
+def icl_ttest(
+    a: Any, b: Any, lbl: str, settings: "Settings", keys: tuple[str, ...], n_boot: int, seed: int
+) -> list[Judged]:
+    """The paper's ICL t-test pair (line 71): the ICL variant with examples (``b``) − unranked
+    topics without (``a``), per metric (``a``, ``b``: score columns by name, the same questions)."""
+    out = []
+    for m in JUDGED:
+        x, y = a[METRICS[m]].to_numpy(), b[METRICS[m]].to_numpy()
+        sign, sources = ICL_TTEST_CLAIMS.get(m, (None, ()))
+        setting = settings(*keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else ""
+        if m == "BERTScore R" and sign:
+            setting = "the paper: a loss with p > 0.05, so “not separable” agrees with it; " + setting
+        d = Difference(lbl, m, None, paired_delta(x, y, n_boot, seed), claim=sign, sources=sources, setting=setting)
+        out.append(Judged(d, y - x))
+    return out
 
 
 def _base(metric: str) -> str:
@@ -1070,30 +1097,14 @@ def icl_table(
             sign, figure, sources = ICL_CLAIMS.get(m, (None, None, ())) if a_ == arm else (None, None, ())
             keys = (*base, "icl_corpus", "retrieval") if a_ == arm else base
             lbl = f"{label(a_)}: {k} typed examples − {k1} example"
-            if m.endswith((" R", " P")):  # the paper's figures are relative changes (line 71)
-                est = paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed)
-                metric = m + RELATIVE
-            else:
-                est, metric = paired_delta(x, y, n_boot, seed), m
+            est, metric = icl_change(x, y, m, n_boot, seed)
             d = Difference(lbl, metric, figure, est, claim=sign, sources=sources,
                            setting=settings(*keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else "")  # fmt: skip
             judged.append(Judged(d, y - x))
     # The paper's ICL t-test: the best ICL variant against unranked topics without ICL.
     b = many[many["method"] == arm].set_index("question_id").reindex(unranked.index)
-    for m in JUDGED:
-        x, y = unranked[METRICS[m]].to_numpy(), b[METRICS[m]].to_numpy()
-        sign, sources = ICL_TTEST_CLAIMS.get(m, (None, ()))
-        extra = ("unranked", "icl_corpus", "retrieval", *(("bertscore",) if m.startswith("BERTScore") else ()))
-        setting = settings(*base, *extra) if sign else ""
-        if m == "BERTScore R" and sign:
-            setting = "the paper: a loss with p > 0.05, so “not separable” agrees with it; " + setting
-        judged.append(
-            Judged(
-                Difference(f"{label(arm)}, {k} typed examples − {label(UNRANKED)}, {k1} example", m, None,
-                           paired_delta(x, y, n_boot, seed), claim=sign, sources=sources, setting=setting),
-                y - x,
-            )
-        )
+    judged += icl_ttest(unranked, b, f"{label(arm)}, {k} typed examples − {label(UNRANKED)}, {k1} example", settings,
+                        (*base, "unranked", "icl_corpus", "retrieval"), n_boot, seed)  # fmt: skip
     which = f"The ICL variant ({label(arm)}, reshape.variants of experiments/bioasq/{ICL_PARAMS})"
     chosen = (
         f"{which} is the best Table 2 variant of this run; it was chosen there."
@@ -1205,12 +1216,6 @@ def paper_table(
             d = Difference(f"{label(arm)}, the paper's settings − {label(default)}, the project's default", m, None, paired_delta(x, y, n_boot, seed))
             judged.append(Judged(d, y - x))
 
-    def change(x: np.ndarray, y: np.ndarray, m: str) -> tuple[Estimate, str]:
-        """B − A; recall and precision as relative changes, the form of the paper's ICL figures."""
-        if m.endswith((" R", " P")):
-            return paired_statistic(np.column_stack([x, y]), relative_change, n_boot, seed), m + RELATIVE
-        return paired_delta(x, y, n_boot, seed), m
-
     # Examples with no context: the ICL run's typed examples against none. The paper's ICL prompt
     # always carries a context (Figure 4), so no claim of its is judged here.
     many = icl[icl["method"] == "none"].set_index("question_id").sort_index()
@@ -1218,29 +1223,21 @@ def paper_table(
         raise UserError("the ICL run did not answer the same questions as the paper-settings run (qa.* of experiments/bioasq/icl-params.yaml)")
     for m in JUDGED:
         x, y = w[METRICS[m]]["none"].to_numpy(), many[METRICS[m]].to_numpy()
-        est, metric = change(x, y, m)
+        est, metric = icl_change(x, y, m, n_boot, seed)
         judged.append(Judged(Difference(f"{label('none')}: {icl_gen['n_examples']} typed examples − none", metric, None, est), y - x))
     # The paper's ICL comparison: the same variant with and without examples, both uncapped.
     icl_keys = (*PAPER_BASE, "icl_corpus", "retrieval")
     for m in JUDGED:
         x, y = w[METRICS[m]][icl_arm].to_numpy(), with_icl[METRICS[m]].to_numpy()
         sign, figure, sources = ICL_CLAIMS.get(m, (None, None, ()))
-        est, metric = change(x, y, m)
+        est, metric = icl_change(x, y, m, n_boot, seed)
         setting = settings(*icl_keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else ""
         d = Difference(f"{label(icl_arm)}: {k} typed examples − zero-shot", metric, figure, est, claim=sign, sources=sources, setting=setting)
         judged.append(Judged(d, y - x))
     # The paper's ICL t-test: the ICL variant with examples against unranked topics without.
-    for m in JUDGED:
-        x, y = w[METRICS[m]][PAPER_UNRANKED].to_numpy(), with_icl[METRICS[m]].to_numpy()
-        sign, sources = ICL_TTEST_CLAIMS.get(m, (None, ()))
-        setting = settings(*icl_keys, *(("bertscore",) if m.startswith("BERTScore") else ())) if sign else ""
-        if m == "BERTScore R" and sign:
-            setting = "the paper: a loss with p > 0.05, so “not separable” agrees with it; " + setting
-        d = Difference(
-            f"{label(icl_arm)}, {k} typed examples − {label(PAPER_UNRANKED)}, zero-shot", m, None,
-            paired_delta(x, y, n_boot, seed), claim=sign, sources=sources, setting=setting,
-        )
-        judged.append(Judged(d, y - x))
+    unranked = {c: w[c][PAPER_UNRANKED] for c in METRICS.values()}
+    judged += icl_ttest(unranked, with_icl, f"{label(icl_arm)}, {k} typed examples − {label(PAPER_UNRANKED)}, zero-shot",
+                        settings, icl_keys, n_boot, seed)  # fmt: skip
     read = {label(a): _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED, icl_arm)}
     read[f"{label(icl_arm)} with examples"] = _words(_contexts(icl_answers, icl_arm))
     cap = pgen["context_words"]
