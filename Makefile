@@ -148,7 +148,7 @@ paper-semchunk: install
 # Context reshaping for BioASQ: a DVC pipeline (experiments/bioasq/dvc.yaml; BioASQ from
 # experiments/datasets): train_reranker on the batches not held out, then the main, ICL,
 # paper-settings and paper-settings ICL QA runs on held-out 11B questions, then Tables 1, 2, 5, ICL,
-# the t-test, and Table 1 and ICL in the paper's own settings. The sample is a param:
+# the t-test, and Table 1, Table 2's best and ICL in the paper's own settings. The sample is a param:
 # -S experiments/bioasq/params.yaml:qa.max_questions=null (and the other three run files') through
 # `dvc exp run experiments/bioasq/dvc.yaml` answers every held-out question (with generate.model on a GPU).
 paper-bioasq: install

@@ -95,7 +95,9 @@ def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
         ("paper", lambda p: p["qa"].update(n_examples=1), "paper-params.yaml: qa.n_examples must be 0"),
         ("paper", lambda p: p["qa"].update(max_questions=7), "paper-params.yaml: qa.max_questions must equal params.yaml's"),
         ("paper", lambda p: p["reshape"]["variants"][0].update(rank="cosine"), "must be the unranked variant (rank: none)"),
-        ("paper", lambda p: p["reshape"]["variants"][1].update(keep=10), "then icl-params.yaml's variant as it is there"),
+        ("paper", lambda p: p["reshape"]["variants"][1].update(keep=10), "then icl-params.yaml's variant and params.yaml's"),
+        ("paper", lambda p: p["reshape"]["variants"][2].update(keep=10), "and params.yaml's ce-10x15 as they are there"),
+        ("paper", lambda p: p["reshape"]["variants"].pop(), "must be the unranked variant (rank: none)"),
         ("paper", lambda p: p["qa"].update(contexts=["none", "gold"]), "paper-params.yaml: qa.contexts must be"),
         ("icl-paper", lambda p: p["qa"].update(contexts=["none", "reshaped"]), "icl-paper-params.yaml: reshape.variants must be"),
         ("icl-paper", lambda p: p["qa"].update(n_examples=1), "icl-paper-params.yaml: qa.n_examples must equal icl-params.yaml's"),
@@ -114,7 +116,8 @@ def test_the_paper_run_is_table_1_zero_shot_uncapped_over_every_community_on_the
     own, main = params.load(BIOASQ / "paper-params.yaml"), params.load(BIOASQ / "params.yaml")
     got = arms(own["qa"].contexts, own["qa"].methods, [a for a, _ in own["reshape"].expand()])
     icl_arm = "reshaped:" + _load("icl-params.yaml")["reshape"]["variants"][0]["name"]
-    assert got == ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm]  # the ICL variant: ICL's "without"
+    # the ICL variant: ICL's "without"; 10 x 15: the paper's pre-specified best (its t-test)
+    assert got == ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm, bioasq.PAPER_BEST]
     variant = dict(own["reshape"].expand())[bioasq.PAPER_UNRANKED]
     assert variant.rank == "none" and variant.top_m >= 1000 and variant.keep == 4  # every community, 4 sentences (line 64)
     assert own["qa"].n_examples == 0 and own["qa"].context_words == 4000  # zero-shot; QAParams' largest budget
@@ -207,7 +210,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     frames = {
         "main": _make_run(data, "main", main_arms, questions, rng, 1),
         "icl": _make_run(data, "icl", ["none", icl_arm], questions, rng, 3),
-        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm], questions, rng, 0),
+        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm, bioasq.PAPER_BEST], questions, rng, 0),
         "icl-paper": _make_run(data, "icl-paper", [icl_arm], questions, rng, 3),
     }
     for run, df in frames.items():
@@ -252,12 +255,23 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     # cap or unranked-topics difference), each arm beside the project's default.
     own = tables[sections.index("table1-paper")]
     assert [r["label"].split(", ")[0] for r in own["rows"]] == (
-        ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2 + ["cross-encoder ranked"] * 2
+        ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2 + ["cross-encoder ranked"] * 5
     )
     judged = [d for d in own["differences"] if d["claim"] is not None]
     icl_judged = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" not in d["label"]]
     icl_ttest = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" in d["label"]]
-    assert len(judged) == len([d for d in tables[0]["differences"] if d["claim"] is not None]) + len(icl_judged) + len(icl_ttest)
+    # Table 2's claims whose arms the paper run answers: 10 x 15 and the ICL variant (10 x 4) against
+    # unranked topics, and 10 x 15 against no context.
+    t2_claims = {
+        (a, b, m) for a, b, ms, _, _ in bioasq.TABLE2_CLAIMS for m in ms
+        if a in ("none", bioasq.UNRANKED) and b in (icl_arm, bioasq.PAPER_BEST)
+    }
+    assert len(t2_claims) == 6 + 6 + 2
+    assert len(judged) == len([d for d in tables[0]["differences"] if d["claim"] is not None]) + len(t2_claims) + len(
+        icl_judged
+    ) + len(icl_ttest)
+    best = f"{bioasq.label(bioasq.PAPER_BEST)} − {bioasq.label(bioasq.PAPER_UNRANKED)}"
+    assert [d["metric"] for d in own["differences"] if d["label"] == best] == list(bioasq.JUDGED)
     assert {d["paper"] for d in judged if d["paper"] is not None} == {-0.0517, -0.0092, 0.2234, 0.0432}  # ICL's figures
     for d in judged:
         assert not {"qa.n_examples", "qa.context_words", "unranked top_m"} & set(re.findall(r"qa\.\w+|unranked top_m", d["setting"])), d
@@ -346,7 +360,7 @@ def test_every_paper_settings_interval_is_recomputed_from_the_four_runs_tracked_
     icl_none = icl[icl["method"] == "none"].set_index("question_id").sort_index()
     icl_arm = "reshaped:" + _load("icl-paper-params.yaml")["reshape"]["variants"][0]["name"]
     with_icl = with_icl[with_icl["method"] == icl_arm].set_index("question_id").sort_index()
-    arms = {bioasq.label(a): a for a in ("none", "gold", bioasq.PAPER_UNRANKED, bioasq.UNRANKED, icl_arm)}
+    arms = {bioasq.label(a): a for a in ("none", "gold", bioasq.PAPER_UNRANKED, bioasq.UNRANKED, icl_arm, bioasq.PAPER_BEST)}
 
     def relative(u: np.ndarray, v: np.ndarray):
         return paired_statistic(np.column_stack([u, v]), lambda r: r[:, 1].mean() / r[:, 0].mean() - 1, *boot)
@@ -399,6 +413,19 @@ def test_the_paired_t_tests_of_the_papers_best_and_of_ours_are_scipys():
     best = bioasq.best_variant(bioasq.read_scores(SCORES / "main" / "report" / "scores.csv"))
     if best != bioasq.PAPER_BEST:
         assert f"our best found ({bioasq.label(best)}" in notes
+
+
+def test_the_papers_t_test_in_its_own_settings_is_scipys():
+    """The paper's Table 2 t-test (line 69) on its pre-specified best, zero-shot and uncapped."""
+    table = _table("table1-paper")
+    w = bioasq.wide(bioasq.read_scores(SCORES / "paper" / "report" / "scores.csv"))
+    notes = "\n".join(table["notes"])
+    head = "the paper's pre-specified best, 10 x 15, vs unranked topics over every community, both zero-shot and uncapped"
+    note = next(n for n in notes.splitlines() if head in n)
+    for m in bioasq.JUDGED:
+        c = bioasq.METRICS[m]
+        r = ttest_rel(w[c][bioasq.PAPER_BEST], w[c][bioasq.PAPER_UNRANKED])
+        assert f"{m}: t = {r.statistic:+.2f}, p = {r.pvalue:.3f}" in note
 
 
 def test_the_icl_intervals_are_recomputed_from_both_runs_tracked_scores():

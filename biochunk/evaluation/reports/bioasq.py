@@ -345,14 +345,18 @@ def check_params(
                 f"{where}/{ICL_PARAMS}: qa.{key} must equal params.yaml's ({main['qa'][key]!r}): the ICL run pairs with the main run's questions"
             )
     variants = paper["reshape"]["variants"]
+    # Unranked topics, ICL's "without" and the paper's pre-specified best (once, if they are one).
+    ranked = {"reshaped:" + v["name"]: v for v in [*icl["reshape"]["variants"], *main["reshape"]["variants"]]}
+    want = [PAPER_UNRANKED, *dict.fromkeys([icl_names[0], PAPER_BEST])]
     if (
-        ["reshaped:" + v["name"] for v in variants] != [PAPER_UNRANKED, icl_names[0]]
+        ["reshaped:" + v["name"] for v in variants] != want
         or variants[0].get("rank") != "none"
-        or variants[1] != icl["reshape"]["variants"][0]
+        or any(v != ranked[a] for a, v in zip(want[1:], variants[1:]))
     ):
         raise UserError(
             f"{where}/{PAPER_PARAMS}: reshape.variants must be the unranked variant (rank: none) named "
-            f"{PAPER_UNRANKED.split(':')[1]}, then {ICL_PARAMS}'s variant as it is there, got {[v['name'] for v in variants]}"
+            f"{PAPER_UNRANKED.split(':')[1]}, then {ICL_PARAMS}'s variant and params.yaml's "
+            f"{PAPER_BEST.split(':')[1]} as they are there, got {[v['name'] for v in variants]}"
         )
     if sorted(paper["qa"]["contexts"]) != sorted(["none", "gold", "reshaped"]):
         raise UserError(f"{where}/{PAPER_PARAMS}: qa.contexts must be [none, gold, reshaped], got {paper['qa']['contexts']}")
@@ -650,6 +654,14 @@ COMMON = ("examples", "prompt", "cap", "answers", "model", "sample")
 PAPER_BASE = ("prompt", "answers", "model", "sample")
 
 
+def pair_order(keys: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """(A, B, metric) keys without repeats, each pair's metrics together in JUDGED order, the pairs
+    in order of first appearance."""
+    pairs = list(dict.fromkeys((a, b) for a, b, _ in keys))
+    keys = list(dict.fromkeys(keys))
+    return [k for ab in pairs for k in sorted((k for k in keys if k[:2] == ab), key=lambda k: JUDGED.index(k[2]))]
+
+
 def judge(
     w: dict[str, pd.DataFrame], a: str, b: str, metric: str, claims: dict, settings: Settings,
     base: tuple[str, ...], n_boot: int, seed: int, extra: tuple[str, ...] = (),
@@ -808,11 +820,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
     order: list[tuple[str, str, str]] = []
     for v in TABLE2:
         order += [(UNRANKED, v, m) for m in (JUDGED if v in (PAPER_BEST, best) else F1S)]
-    order += [k for k in claims2 if k not in order]
-    order = list(dict.fromkeys((a, b, m) for a, b, m in order))
-    # Keep each pair's metrics together, pairs in order of first appearance.
-    pairs = list(dict.fromkeys((a, b) for a, b, _ in order))
-    order = [k for ab in pairs for k in sorted((k for k in order if k[:2] == ab), key=lambda k: JUDGED.index(k[2]))]
+    order = pair_order(order + list(claims2))
 
     def extra2(a: str, b: str) -> tuple[str, ...]:
         out = ()
@@ -891,8 +899,9 @@ def not_run_main(settings: Settings, ctx: dict, q: dict, gen: dict) -> list[NotR
     splits12 = "[12B1,12B2,12B3,12B4]"
     return [
         NotRun(
-            "the paper's zero-shot prompts and uncapped contexts for Table 2's ranked grid",
-            f"the paper's own Table 1 settings (zero-shot, no cap, every community) and its ICL comparison (the ICL "
+            "the paper's zero-shot prompts and uncapped contexts for the rest of Table 2's ranked grid",
+            f"the paper's own Table 1 settings (zero-shot, no cap, every community), its pre-specified best Table 2 "
+            f"setting (10 x 15) with its t-test, and its ICL comparison (the ICL "
             f"variant with 3 typed examples against none, uncapped) are measured in the next table; Table 2 and the "
             f"ICL table keep the project's {shots(gen['n_examples'], q['examples_by_type'])} and "
             f"{gen['context_words']}-word cap, so the ICL table compares 3 typed examples with 1.",
@@ -1158,14 +1167,15 @@ def paper_table(
     pp: dict, paper_dir: Path, icl_paper_dir: Path, own_scores: dict[str, pd.DataFrame], main: pd.DataFrame,
     icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict,
 ) -> PaperTable:
-    """Table 1 and ICL in the paper's own settings (the ``paper`` run: zero-shot prompts, no cap
-    below the model's window, unranked topics over every community and the ICL variant; the
-    ``icl-paper`` run: that variant with typed examples): Table 1's claims judged there, each arm
-    against the project's default (the main run's), no context with the ICL run's typed examples
-    against none, and the paper's ICL claims and t-test with against without examples."""
+    """Table 1, Table 2's pre-specified best and ICL in the paper's own settings (the ``paper``
+    run: zero-shot prompts, no cap below the model's window, unranked topics over every community,
+    the ICL variant and 10 x 15; the ``icl-paper`` run: the ICL variant with typed examples):
+    Tables 1 and 2's claims judged there, each arm against the project's default (the main run's),
+    no context with the ICL run's typed examples against none, and the paper's ICL claims and
+    t-test with against without examples."""
     ctx, pgen = read_json(paper_dir / "qa" / "report.json"), read_json(paper_dir / "answers" / "report.json")
     icl_arm = "reshaped:" + pp["reshape"]["variants"][1]["name"]
-    missing = sorted({"none", "gold", PAPER_UNRANKED, icl_arm} - set(ctx["arms"]))
+    missing = sorted({"none", "gold", PAPER_UNRANKED, icl_arm, PAPER_BEST} - set(ctx["arms"]))
     if missing:
         raise UserError(f"{paper_dir}: the run has no arm {missing[0]}; check experiments/bioasq/{PAPER_PARAMS} and re-run")
     w, wm = wide(own_scores["paper"]), wide(main)
@@ -1185,9 +1195,9 @@ def paper_table(
     ictx, ipgen = read_json(icl_paper_dir / "qa" / "report.json"), read_json(icl_paper_dir / "answers" / "report.json")
     same = int((_contexts(answers, icl_arm) == _contexts(icl_answers, icl_arm)).sum())
     settings = Settings(pp, pgen, ctx, n, ipgen, ictx, same)
-    arms = ("none", PAPER_UNRANKED, "gold")
+    # Each arm of the paper run and the same arm in the project's default (the main run).
+    pairs = [*zip(("none", PAPER_UNRANKED, "gold"), TABLE1), *((a, a) for a in dict.fromkeys([icl_arm, PAPER_BEST]))]
     own_label = f"zero-shot, no cap (the paper's settings; {PAPER_PARAMS})"
-    default_label = f"{shots(gen['n_examples'], False)}, {gen['context_words']}-word cap (the project's default, Table 1)"
     k = ipgen["n_examples"]
     rows = []
 
@@ -1197,20 +1207,28 @@ def paper_table(
             {m: TABLE_CELLS[section] for m in METRICS},
         )
 
-    for arm, default in zip(arms, TABLE1):
-        rows.append(own_row(f"{label(arm)}, {own_label}", {c: w[c][arm] for c in METRICS.values()}, "table1"))
+    for arm, default in pairs:
+        table = "table1" if default in TABLE1 else "table2"
+        rows.append(own_row(f"{label(arm)}, {own_label}", {c: w[c][arm] for c in METRICS.values()}, table))
         rows.append(
             Row(
-                f"{label(default)}, {default_label}", {},
+                f"{label(default)}, {shots(gen['n_examples'], False)}, {gen['context_words']}-word cap "
+                f"(the project's default, {'Table 1' if table == 'table1' else 'Table 2'})", {},
                 {m: mean_ci(wm[c][default].to_numpy(), n_boot, seed) for m, c in METRICS.items()},
                 "not the paper's setting",
             )
         )
-    rows.append(own_row(f"{label(icl_arm)}, {own_label}", {c: w[c][icl_arm] for c in METRICS.values()}, "table2"))
     rows.append(own_row(f"{label(icl_arm)}, {shots(k, True)}, no cap (the paper's settings; {ICL_PAPER_PARAMS})", with_icl, "icl"))
     judged = table1_judged(w, PAPER_UNRANKED, settings, PAPER_BASE, n_boot, seed)
+    # Table 2's claims whose two arms ran here: the pre-specified best (its t-test, line 69) and the
+    # ICL variant against unranked topics over every community, and the best against no context.
+    swap = lambda arm: PAPER_UNRANKED if arm == UNRANKED else arm  # noqa: E731
+    claims2 = _claims([(swap(a), swap(b), ms, sign, src) for a, b, ms, sign, src in TABLE2_CLAIMS])
+    ran = {a for a, _ in pairs}
+    order = pair_order([(PAPER_UNRANKED, PAPER_BEST, m) for m in JUDGED] + [c for c in claims2 if {c[0], c[1]} <= ran])
+    judged += [judge(w, a, b, m, claims2, settings, PAPER_BASE, n_boot, seed) for a, b, m in order]
     # What the paper's settings change, arm by arm (no stated direction: the paper runs only its own).
-    for arm, default in zip(arms, TABLE1):
+    for arm, default in pairs:
         for m in TESTED:
             x, y = wm[METRICS[m]][default].to_numpy(), w[METRICS[m]][arm].to_numpy()
             d = Difference(f"{label(arm)}, the paper's settings − {label(default)}, the project's default", m, None, paired_delta(x, y, n_boot, seed))
@@ -1238,7 +1256,7 @@ def paper_table(
     unranked = {c: w[c][PAPER_UNRANKED] for c in METRICS.values()}
     judged += icl_ttest(unranked, with_icl, f"{label(icl_arm)}, {k} typed examples − {label(PAPER_UNRANKED)}, zero-shot",
                         settings, icl_keys, n_boot, seed)  # fmt: skip
-    read = {label(a): _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED, icl_arm)}
+    read = {label(a): _words(_contexts(answers, a)) for a in ("gold", PAPER_UNRANKED, *dict.fromkeys([icl_arm, PAPER_BEST]))}
     read[f"{label(icl_arm)} with examples"] = _words(_contexts(icl_answers, icl_arm))
     cap = pgen["context_words"]
     cut = sum(int((v >= cap).sum()) for v in read.values())
@@ -1246,7 +1264,10 @@ def paper_table(
     reached = f"{cut} of the {n * len(read)} contexts reach it" if cut else "no context reaches it"
     return PaperTable(
         section="table1-paper",
-        title="Table 1 and ICL in the paper's own settings: zero-shot or typed examples, no context cap, unranked topics over every community (BioASQ)",
+        title=(
+            "Table 1, Table 2's pre-specified best and ICL in the paper's own settings: zero-shot or typed examples, "
+            "no context cap, unranked topics over every community (BioASQ)"
+        ),
         rows=rows,
         differences=[j.diff for j in judged],
         not_run=[],
@@ -1257,20 +1278,28 @@ def paper_table(
                 f"paper: “{PROMPT_NONE.quote}”, {PROMPT_NONE.where}), a {cap:,}-word budget ({reached}; words "
                 f"read: {lengths}; the paper: no cap below Llama 3.1's window, {WINDOW.where}) and unranked topics over every community found "
                 f"({ctx['reshape'][PAPER_UNRANKED]['communities_mean']:.2f} per question on average, 4 TextRank "
-                f"sentences each; “{UNRANKED_DEF.quote}”, {UNRANKED_DEF.where}). It also answers with the ICL "
+                f"sentences each; “{UNRANKED_DEF.quote}”, {UNRANKED_DEF.where}). It also answers with the paper's "
+                f"pre-specified best Table 2 setting, {label(PAPER_BEST)} (“{BEST.quote}”, {BEST.where}), for the "
+                f"paper's t-test (“{TTEST.quote}”, {TTEST.where}), and with the ICL "
                 f"run's variant, {label(icl_arm)}, zero-shot; the ICL run in the paper's settings "
                 f"(experiments/bioasq/{ICL_PAPER_PARAMS}) answers with the same variant, {shots(k, True)} "
                 f"(“{PROMPT_ICL.quote}”, {PROMPT_ICL.where}), under the same budget: the paper's “with and without ICL”."
             ),
             (
-                "Five blocks of differences: Table 1's claims judged within the paper run (as in Table 1, each row "
-                "naming what still differs from the paper); each arm in the paper's settings against the same arm "
+                "Six blocks of differences: Table 1's claims judged within the paper run (as in Table 1, each row "
+                "naming what still differs from the paper); Table 2's claims whose two arms the paper run answers "
+                "(the pre-specified best against unranked topics over every community, on every metric, and "
+                "against no context; the ICL variant against unranked topics); each arm in the paper's settings against the same arm "
                 "in the project's default (Table 1's answers: what the settings change, no stated direction); "
                 f"no context with the ICL run's {icl_gen['n_examples']} examples of the question's type against none "
                 "(no claim judged: the paper's ICL prompt always carries a context); the paper's ICL claims, the ICL "
                 f"variant with {k} typed examples against zero-shot; and the paper's ICL t-test, that variant with "
                 "examples against unranked topics without. Recall and precision of the ICL blocks are relative "
                 "changes, as in the ICL table."
+            ),
+            ttest_note(
+                "the paper's pre-specified best, 10 x 15, vs unranked topics over every community, both zero-shot and "
+                "uncapped (the paper's Table 2 t-test in its own settings)", judged, label(PAPER_UNRANKED), label(PAPER_BEST),
             ),
             ttest_note(
                 f"the ICL variant with {k} typed examples vs unranked topics zero-shot, both uncapped (the paper's ICL t-test)",
@@ -1288,7 +1317,7 @@ def paper_table(
             ),
             "models": (
                 f"generator {pgen['model']}; embedder {pp['embed']['model']} (search, communities, TextRank); "
-                f"cross-encoder {reranker_label(pp['reshape']['reranker'])} (the ICL variant only, as Table 2); "
+                f"cross-encoder {reranker_label(pp['reshape']['reranker'])} (the ranked variants, as Table 2); "
                 f"BERTScore {pp['evaluate_qa']['bertscore_model']}"
             ),
         },
