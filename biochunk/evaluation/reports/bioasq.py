@@ -1290,7 +1290,7 @@ def paper_table(
                 "naming what still differs from the paper); Table 2's claims whose two arms the paper run answers "
                 "(the pre-specified best against unranked topics over every community, on every metric, and "
                 "against no context; the ICL variant against unranked topics); each arm in the paper's settings against the same arm "
-                "in the project's default (Table 1's answers: what the settings change, no stated direction); "
+                "in the project's default (Tables 1 and 2's answers: what the settings change, no stated direction); "
                 f"no context with the ICL run's {icl_gen['n_examples']} examples of the question's type against none "
                 "(no claim judged: the paper's ICL prompt always carries a context); the paper's ICL claims, the ICL "
                 f"variant with {k} typed examples against zero-shot; and the paper's ICL t-test, that variant with "
