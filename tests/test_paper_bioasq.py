@@ -270,6 +270,9 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
     assert [r["label"].split(", ")[0] for r in own["rows"]] == (
         ["no context"] * 2 + ["unranked topics"] * 2 + ["exact gold context"] * 2 + ["cross-encoder ranked"] * 13
     )
+    # Each paper-settings row names the params file of the run that answered it.
+    grid_rows = [r["label"] for r in own["rows"] if "grid-paper-params.yaml" in r["label"]]
+    assert len(grid_rows) == 4 and all(bioasq.label(bioasq.PAPER_BEST) not in x for x in grid_rows)
     judged = [d for d in own["differences"] if d["claim"] is not None]
     icl_judged = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" not in d["label"]]
     icl_ttest = [d for d in tables[sections.index("icl")]["differences"] if d["claim"] is not None and "unranked" in d["label"]]

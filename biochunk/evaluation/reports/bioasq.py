@@ -1235,7 +1235,8 @@ def paper_table(
     # Each arm of the paper runs and the same arm in the project's default (the main run).
     pairs = [*zip(("none", PAPER_UNRANKED, "gold"), TABLE1), *((a, a) for a in TABLE2)]
     best = best_variant(both)
-    own_label = f"zero-shot, no cap (the paper's settings; {PAPER_PARAMS})"
+    # The file whose run answered the arm: the paper run's, or the grid run's for the rest of Table 2.
+    own_label = lambda arm: f"zero-shot, no cap (the paper's settings; {PAPER_PARAMS if arm in ctx['arms'] else GRID_PAPER_PARAMS})"  # noqa: E731
     k = ipgen["n_examples"]
     rows = []
 
@@ -1247,7 +1248,7 @@ def paper_table(
 
     for arm, default in pairs:
         table = "table1" if default in TABLE1 else "table2"
-        rows.append(own_row(f"{label(arm)}, {own_label}", {c: w[c][arm] for c in METRICS.values()}, table))
+        rows.append(own_row(f"{label(arm)}, {own_label(arm)}", {c: w[c][arm] for c in METRICS.values()}, table))
         rows.append(
             Row(
                 f"{label(default)}, {shots(gen['n_examples'], False)}, {gen['context_words']}-word cap "
