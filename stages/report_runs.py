@@ -4,7 +4,8 @@ The QA papers' twin of ``stages/report.py`` (whose papers' arms are chunk settin
 no project params, only the QA runs' outputs and per-question scores, so a change to
 ``params.yaml``'s chunk section cannot make its stage stale. Thin by design: the tables are
 built by ``evaluation.reports.<paper>`` and written between their markers in the results page
-(the prose around them is kept) and as JSON beside it.
+(the prose around them is kept) and as JSON beside it, with the paper's figure
+(``<page>-grid.png``).
 """
 
 import importlib
@@ -36,7 +37,9 @@ def main() -> None:
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     args = ap.parse_args()
     module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
-    for table in module.tables(args.paper_params, args.scores, args.runs):
+    # The paper's figure (results worth looking at get a plot), beside its page.
+    plot = args.results / f"{module.PAPER}-grid.png"
+    for table in module.tables(args.paper_params, args.scores, args.runs, plot):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

@@ -240,6 +240,7 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
                "--results", str(results), *runs)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     page = (results / "bioasq-reshaping.md").read_text()
+    assert (results / "bioasq-reshaping-grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # Table 2's grid, both settings
     assert page.startswith("# Prose kept") and "More prose." in page and "\nold\n" not in page
     for section in ("table1", "table1-paper", "table2", "table5", "icl"):
         table = json.loads((results / "data" / f"bioasq-reshaping-{section}.json").read_text())

@@ -60,7 +60,7 @@ from biochunk.evaluation.papers import (
     paired_statistic,
     stats_notes,
 )
-from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_json, read_table
+from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, atomic_path, read_json, read_table
 
 PAPER = "bioasq-reshaping"  # the page, docs/results/bioasq-reshaping.md
 COMMAND = "dvc repro experiments/bioasq/dvc.yaml"
@@ -745,10 +745,39 @@ def table1_judged(
     return out
 
 
-def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[PaperTable]:
+def grid_plot(runs: list[tuple[str, dict[str, pd.DataFrame], str]], n_boot: int, seed: int, path: Path) -> None:
+    """Table 2's grid in each setting of ``runs`` ((legend, scores, its unranked-topics arm)): the
+    F1 means with their 95% intervals per ranked setting, the unranked topics dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(TABLE2))
+    fig, axes = plt.subplots(1, len(F1S), figsize=(8.4, 4.2), dpi=90)
+    for ax, metric in zip(axes, F1S):
+        col = METRICS[metric]
+        for i, (name, w, unranked) in enumerate(runs):
+            est = [mean_ci(w[col][a].to_numpy(), n_boot, seed) for a in TABLE2]
+            v, lo, hi = (np.array([getattr(e, f) for e in est]) for f in ("value", "lo", "hi"))
+            ax.errorbar(x + (i - 0.5) * 0.22, v, yerr=[v - lo, hi - v], fmt="o", ms=4, capsize=2, color=f"C{i}", label=name)
+            ax.axhline(w[col][unranked].mean(), color=f"C{i}", linestyle="--", linewidth=0.8)
+        ax.set_xticks(x, [a.removeprefix("reshaped:ce-").replace("x", " x ") for a in TABLE2], fontsize=8)
+        ax.set_xlabel("communities x sentences, cross-encoder ranked", fontsize=8)
+        ax.set_title(f"{metric}: mean, 95% interval ({len(w[col])} questions)", fontsize=9)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=7, loc="lower center", ncol=1, frameon=False)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))  # room for the legend below the panels
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", metadata={"Software": None})  # no version stamp: the file must reproduce
+    plt.close(fig)
+
+
+def tables(paper_params: Path, scores_dir: Path, runs: list[Path], plot: Path) -> list[PaperTable]:
     """Tables 1, 2, 5 and ICL, and Tables 1, 2 and ICL in the paper's own settings, from the tracked
     scores under ``scores_dir/<run>/report`` and the runs' stage outputs (``runs``: the main run's
-    folder, the ICL run's, the paper-settings run's, its ICL counterpart's, then the grid run's)."""
+    folder, the ICL run's, the paper-settings run's, its ICL counterpart's, then the grid run's);
+    writes Table 2's grid in both settings to ``plot``."""
     if len(runs) != len(RUNS):
         raise UserError(f"--runs: give one folder per run ({', '.join(RUNS)}), in that order")
     p = yaml.safe_load(paper_params.read_text())
@@ -913,7 +942,7 @@ def tables(paper_params: Path, scores_dir: Path, runs: list[Path]) -> list[Paper
     own = paper_table(
         pp, paper_dir, icl_paper_dir, grid_dir,
         {r: read_scores(scores_dir / r / "report" / "scores.csv") for r in ("paper", "icl-paper", "grid-paper")},
-        scores, many, gen, icl_gen, common,
+        scores, many, gen, icl_gen, common, plot,
     )
     return [t1, own, t2, t5, icl]
 
@@ -1191,7 +1220,7 @@ def icl_table(
 
 def paper_table(
     pp: dict, paper_dir: Path, icl_paper_dir: Path, grid_dir: Path, own_scores: dict[str, pd.DataFrame], main: pd.DataFrame,
-    icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict,
+    icl: pd.DataFrame, gen: dict, icl_gen: dict, common: dict, plot: Path,
 ) -> PaperTable:
     """Tables 1 and 2 and ICL in the paper's own settings (the ``paper`` run: zero-shot prompts, no
     cap below the model's window, unranked topics over every community, the ICL variant and
@@ -1199,7 +1228,8 @@ def paper_table(
     the ``icl-paper`` run: the ICL variant with typed examples): Tables 1 and 2's claims judged
     there with both of Table 2's t-tests (the pre-specified best and the best found), each arm
     against the project's default (the main run's), no context with the ICL run's typed examples
-    against none, and the paper's ICL claims and t-test with against without examples."""
+    against none, and the paper's ICL claims and t-test with against without examples. Draws
+    Table 2's grid in both settings (``plot``)."""
     ctx, pgen = read_json(paper_dir / "qa" / "report.json"), read_json(paper_dir / "answers" / "report.json")
     gctx = read_json(grid_dir / "qa" / "report.json")
     icl_arm = "reshaped:" + pp["reshape"]["variants"][1]["name"]
@@ -1225,6 +1255,13 @@ def paper_table(
         )
     n_boot, seed = pp["evaluate"]["bootstrap"], pp["evaluate"]["seed"]
     n = len(w["rouge2_f1"])
+    grid_plot(
+        [
+            (f"the project's default: {shots(gen['n_examples'], False)}, {gen['context_words']}-word cap; dashed: {label(UNRANKED)}", wm, UNRANKED),
+            (f"the paper's settings: {shots(pgen['n_examples'], False)}, no cap; dashed: {label(PAPER_UNRANKED)}", w, PAPER_UNRANKED),
+        ],
+        n_boot, seed, plot,
+    )
     answers = pd.concat(
         [read_table(d / "answers" / "answers.parquet", QA_ANSWERS) for d in (paper_dir, grid_dir)], ignore_index=True
     )
