@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-documents paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -160,4 +160,10 @@ paper-bioasq: install
 paper-structural: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/structural/dvc.yaml
 
-papers: paper-clinical paper-semchunk paper-structural paper-bioasq paper-biomedrag
+# Long documents (the clinical line's chunking): a DVC pipeline (experiments/documents/dvc.yaml;
+# COVID-QA and PLOS from experiments/datasets): every chunk_docs method over whole articles,
+# sizes and answers cut, into docs/results/long-documents.md. About 35 min per dataset on 2 CPU cores.
+paper-documents: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/documents/dvc.yaml
+
+papers: paper-clinical paper-documents paper-semchunk paper-structural paper-bioasq paper-biomedrag

@@ -7,6 +7,9 @@ sentences, so a later method's seconds leave out what an earlier one embedded (c
 speed is measured apart, by benchmarks/chunking_speed.py).
 Where the dataset has extractive answers (ANSWERS, COVID-QA), it also counts the
 gold answers that no single chunk holds whole.
+
+The metrics hold only what the chunks determine (counts, sizes, cut answers), so a re-run
+writes them byte for byte; the seconds each method took go to ``--timing``, apart.
 """
 
 import logging
@@ -26,6 +29,8 @@ from biochunk.io import ANSWERS, CHUNKS, DOCUMENTS, atomic_path, read_table, wri
 from biochunk.partitions import EngineEncoder
 
 log = logging.getLogger("chunk_docs")
+# evaluation.chunking.method_metrics' wall-time keys
+TIMING = ("seconds", "mb_per_s", "chunks_per_s")
 
 
 def main() -> None:
@@ -33,7 +38,8 @@ def main() -> None:
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder: documents.parquet [answers.parquet]")
     ap.add_argument("--out", required=True, type=Path, help="chunks of every method (Parquet, CHUNKS)")
-    ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--metrics", required=True, type=Path, help="counts, sizes and cut answers per method (JSON)")
+    ap.add_argument("--timing", required=True, type=Path, help="seconds per method and to load the encoder (JSON)")
     ap.add_argument("--plots", required=True, type=Path, help="folder for sizes.csv and sizes.png")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
@@ -56,16 +62,18 @@ def main() -> None:
 
     span_counter_of = make_counter("embedder", encoder).for_document  # one scale for every method
     metrics = {r.method: evaluation.method_metrics(r, docs, span_counter_of, answers) for r in runs}
+    # Wall time differs run to run: kept out of the metrics, which DVC and git compare.
+    timing = {m: {k: values.pop(k) for k in TIMING} for m, values in metrics.items()}
     metrics["corpus"] = {
         "documents": len(docs),
         "megabytes": sum(len(d.text.encode("utf-8")) for d in docs) / 1e6,
         "answers": int(answers["doc_id"].isin({d.doc_id for d in docs}).sum()) if has_answers else 0,
-        "encoder_load_seconds": load_s,
-        # Each distinct unit is embedded once for all methods: seconds are not speeds.
-        "embeddings_shared_across_methods": True,
     }
+    # Each distinct unit is embedded once for all methods: a method's seconds are not its speed.
+    timing["corpus"] = {"encoder_load_seconds": load_s, "embeddings_shared_across_methods": True}
     write_table(pd.concat([r.chunks for r in runs], ignore_index=True), args.out, CHUNKS)
     write_json(metrics, args.metrics)
+    write_json(timing, args.timing)
     with atomic_path(args.plots) as tmp:
         tmp.mkdir(parents=True)
         evaluation.sizes_table(runs).to_csv(tmp / "sizes.csv", index=False)

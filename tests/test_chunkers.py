@@ -1097,13 +1097,22 @@ def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"chunk_docs": {"methods": ["recursive", "fixed"]}}))
     r = subprocess.run(
         [sys.executable, str(root / "stages" / "chunk_docs.py"), "--dataset", "toy", "--data", str(data), "--out", "out/chunks.parquet",
-         "--metrics", "m.json", "--plots", "plots", "--params", "params.yaml"],
+         "--metrics", "m.json", "--timing", "t.json", "--plots", "plots", "--params", "params.yaml"],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert set(metrics) == {"recursive", "fixed", "corpus"} and metrics["corpus"]["answers"] == 1
     assert metrics["fixed"]["documents"] == 2 and metrics["fixed"]["tokens_max"] == 5 and 0 <= metrics["fixed"]["cut_answer_share"] <= 1
+    # Wall time goes apart, so the metrics (tracked in git by experiments/documents) are the same
+    # bytes on every run.
+    timing = json.loads((tmp_path / "t.json").read_text())
+    assert set(timing) == set(metrics) and timing["fixed"]["seconds"] >= 0 and "encoder_load_seconds" in timing["corpus"]
+    assert not any(k in values for values in metrics.values() for k in ("seconds", "mb_per_s", "chunks_per_s", "encoder_load_seconds"))
+    first = (tmp_path / "m.json").read_bytes()
+    again = subprocess.run(r.args, capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (tmp_path / "m.json").read_bytes() == first
     chunks = pd.read_parquet(tmp_path / "out" / "chunks.parquet")
     assert set(chunks["method"]) == {"recursive", "fixed"}
     sizes = pd.read_csv(tmp_path / "plots" / "sizes.csv")

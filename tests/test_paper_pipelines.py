@@ -102,7 +102,8 @@ def _modified_deps(repo: Path, target: str) -> set[str]:
 def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     _copy_tracked(tmp_path)
     target, semchunk = "experiments/structural/dvc.yaml", "experiments/semchunk/dvc.yaml"
-    for pipeline in (target, semchunk, "experiments/bioasq/dvc.yaml", "experiments/clinical/dvc.yaml"):
+    documents = "experiments/documents/dvc.yaml"
+    for pipeline in (target, semchunk, "experiments/bioasq/dvc.yaml", "experiments/clinical/dvc.yaml", documents):
         assert _modified_deps(tmp_path, pipeline) == set(), f"{pipeline}: an unchanged checkout must report every stage up to date"
     # BioMedRAG is filled rung by rung: every stage it has run is up to date, the rest never ran.
     biomedrag = ROOT / "experiments/biomedrag"
@@ -114,6 +115,7 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]
     assert _modified_deps(tmp_path, target) == {f"chunk@{s}" for s in settings}
     assert _modified_deps(tmp_path, "dvc.yaml") == {"chunk@embedded"}  # the default pipeline's chunk stage imports it too
+    assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos"}  # every chunk_docs method runs
     # semchunk's chunk stage builds any chunker from params, so it imports this one too; nothing
     # after chunking reads it.
     chunked = _modified_deps(tmp_path, semchunk)
@@ -128,6 +130,10 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
         f.write("\n# an edit\n")
     assert _modified_deps(tmp_path, semchunk) == chunked | {"report"}
     assert _modified_deps(tmp_path, target) == {f"chunk@{s}" for s in settings} | {"report"}, "structural does not read semchunk's report"
+    with open(tmp_path / "biochunk/evaluation/reports/documents.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos", "report"}
+    assert _modified_deps(tmp_path, semchunk) == chunked | {"report"}, "semchunk does not read the long-document report"
 
 
 def test_a_paper_params_file_is_checked_before_any_work(tmp_path):

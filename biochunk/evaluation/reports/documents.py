@@ -1,0 +1,75 @@
+"""Long documents: every ``chunk_docs`` method over whole COVID-QA and PLOS articles.
+
+The tables of docs/results/long-documents.md, built from the tracked metrics of
+``experiments/documents`` (``metrics/papers/documents/<dataset>.json``, written by
+``stages/chunk_docs.py``): per method the chunk count, the mean size in the method's own unit
+(words, or embedder tokens for ``semchunk``), the size in the embedder's tokens (median, p95,
+max: what ``embed.model`` is given to read), and where the dataset has extractive answers the gold answers
+that no single chunk holds whole. No paper of ``../shared/papers/`` reports these
+distributions, so every paper cell is —.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biochunk.errors import UserError
+from biochunk.evaluation.papers import Estimate, PaperTable, Row
+from biochunk.io import read_json
+
+PAGE = "long-documents"
+COMMAND = "dvc repro experiments/documents/dvc.yaml"
+NAMES = {"covidqa": "COVID-QA", "plos": "PLOS"}
+# Structure-only methods first, then the embedding-based ones (the order of chunking.md).
+ORDER = ["fixed", "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient", "structural"]
+UNITS = {"words": "words", "embedder": "embedder tokens", "chars": "characters"}
+SIZES = ["chunks", "mean size", "embedder tokens median", "embedder tokens p95", "embedder tokens max"]
+CUTS = ["answers cut", "share cut (%)"]
+
+
+def ordered(methods: Any) -> list[str]:
+    """Method names in table order (unknown ones last, by name)."""
+    return sorted(methods, key=lambda m: (ORDER.index(m) if m in ORDER else len(ORDER), m))
+
+
+def row(method: str, m: dict[str, Any], answers: int) -> Row:
+    unit = UNITS.get(m["counter"], m["counter"])
+    ours = {
+        "chunks": m["chunks"], "mean size": m["tokens_mean"], "embedder tokens median": m["embedder_tokens_median"],
+        "embedder tokens p95": m["embedder_tokens_p95"], "embedder tokens max": m["embedder_tokens_max"],
+    }  # fmt: skip
+    if answers:
+        ours |= {"answers cut": m["cut_answers"], "share cut (%)": 100 * m["cut_answer_share"]}
+    return Row(method, {k: None for k in ours}, {k: Estimate(float(v)) for k, v in ours.items()}, note=f"size in {unit}")
+
+
+def table(dataset: str, m: dict[str, Any], embed_model: str) -> PaperTable:
+    """The table of one dataset's metrics (``chunk_docs``' JSON: method -> metrics, plus ``corpus``)."""
+    if "corpus" not in m:
+        raise UserError(f"metrics of {dataset}: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@{dataset}")
+    corpus = m["corpus"]
+    answers = int(corpus["answers"])
+    methods = ordered(k for k in m if k != "corpus")
+    name = NAMES.get(dataset, dataset)
+    sample = f"{name}: all {corpus['documents']:,} articles whole ({corpus['megabytes']:.2f} MB of text)"
+    if answers:
+        sample += f", {answers:,} gold answers"
+    return PaperTable(
+        paper=PAGE, section=dataset, title=f"{name}: chunks per method over whole articles",
+        command=COMMAND, sample=sample,
+        models=f"embedder tokens: the {embed_model} tokenizer's, counted on each chunk's span of the source text; "
+        f"the semantic chunkers embed with {embed_model}",
+        wall_s=None, metrics=SIZES + (CUTS if answers else []), rows=[row(x, m[x], answers) for x in methods], digits=0,
+        metric_digits={"share cut (%)": 1},
+        notes=[
+            "Mean size: in the unit named beside the method (`chunk.counter`; `semchunk` counts embedder tokens). "
+            "Embedder tokens: the scale the embedder reads (all-MiniLM-L6-v2, the default, reads 256)."
+            + (" Answers cut: gold answers that no single chunk holds whole (`evaluation.chunking.cut_answers`)." if answers else "")
+        ],
+    )  # fmt: skip
+
+
+def tables(metrics_dir: Path, datasets: list[str], embed_model: str) -> list[PaperTable]:
+    """One table per dataset, from ``metrics_dir / <dataset>.json``."""
+    return [table(ds, read_json(metrics_dir / f"{ds}.json"), embed_model) for ds in datasets]

@@ -1,0 +1,89 @@
+"""The long-document chunking pipeline (experiments/documents): its page is rendered from the
+tracked chunk_docs metrics, cell for cell, and its report reads nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from biochunk.errors import UserError
+from biochunk.evaluation.papers import to_json
+from biochunk.evaluation.reports import documents
+from tests.conftest import ROOT
+
+METRICS = ROOT / "metrics" / "papers" / "documents"
+DATASETS = ["covidqa", "plos"]
+
+
+def _metrics(answers: int = 0) -> dict:
+    method = {
+        "chunks": 3, "documents": 1, "counter": "words", "tokens_mean": 12.5, "embedder_tokens_median": 16.0,
+        "embedder_tokens_p95": 30.2, "embedder_tokens_max": 31, "cut_answers": 1, "cut_answer_share": 0.25,
+    }  # fmt: skip
+    return {
+        "stddev": method, "fixed": {**method, "chunks": 9}, "semchunk": {**method, "counter": "embedder"},
+        "corpus": {"documents": 1, "megabytes": 0.01, "answers": answers},
+    }  # fmt: skip
+
+
+def test_every_cell_of_the_page_is_the_tracked_metrics():
+    # The committed JSON beside the page is what the report builds from the committed metrics
+    # today: no cell was typed by hand, and none is stale.
+    for ds in DATASETS:
+        (table,) = documents.tables(METRICS, [ds], "minilm")
+        committed = json.loads((ROOT / "docs/results/data" / f"long-documents-{ds}.json").read_text())
+        assert json.loads(json.dumps(to_json(table), default=float)) == committed, ds
+        metrics = json.loads((METRICS / f"{ds}.json").read_text())
+        for row in committed["rows"]:
+            m = metrics[row["label"]]
+            assert row["ours"]["chunks"]["value"] == m["chunks"]
+            assert row["ours"]["embedder tokens max"]["value"] == m["embedder_tokens_max"]
+        page = (ROOT / "docs/results/long-documents.md").read_text()
+        assert f"<!-- paper-table:{ds}:start -->" in page
+
+
+def test_rows_follow_the_chunking_order_and_cut_answers_show_only_with_answers():
+    t = documents.table("toy", _metrics(), "minilm")
+    assert [r.label for r in t.rows] == ["fixed", "semchunk", "stddev"]
+    assert t.metrics == documents.SIZES
+    assert t.rows[1].note == "size in embedder tokens" and t.rows[0].note == "size in words"
+    with_answers = documents.table("toy", _metrics(answers=4), "minilm")
+    assert with_answers.metrics == documents.SIZES + documents.CUTS
+    assert with_answers.rows[0].ours["share cut (%)"].value == pytest.approx(25.0)
+
+
+def test_metrics_without_a_corpus_entry_are_refused_in_one_line():
+    body = _metrics()
+    del body["corpus"]
+    with pytest.raises(UserError, match=r"metrics of toy: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@toy"):
+        documents.table("toy", body, "minilm")
+
+
+def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    (metrics / "toy.json").write_text(json.dumps(_metrics(answers=4)))
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "long-documents.md").write_text("# Page\n\nProse kept.\n\n<!-- paper-table:toy:start -->\nOLD-TABLE\n<!-- paper-table:toy:end -->\n")
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "toy",
+         "--results", str(results), "--params", str(ROOT / "params.yaml")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    page = (results / "long-documents.md").read_text()
+    assert page.startswith("# Page\n\nProse kept.\n") and "OLD-TABLE" not in page
+    assert "| fixed (size in words) | — / 9 |" in page and "share cut (%)" in page
+    assert json.loads((results / "data" / "long-documents-toy.json").read_text())["section"] == "toy"
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "nope",
+         "--results", str(results), "--params", str(ROOT / "params.yaml")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    lines = [x for x in bad.stderr.splitlines() if x.strip()]
+    assert bad.returncode != 0 and len(lines) == 1 and "nope.json" in lines[0], bad.stderr
