@@ -162,7 +162,7 @@ paper-structural: install
 
 # Long documents (the clinical line's chunking): a DVC pipeline (experiments/documents/dvc.yaml;
 # COVID-QA and PLOS from experiments/datasets): every chunk_docs method over whole articles,
-# sizes and answers cut, into docs/results/long-documents.md. About 35 min per dataset on 2 CPU cores.
+# sizes and answers cut, into docs/results/long-documents.md. About 46 min for both on 2 CPU cores.
 paper-documents: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/documents/dvc.yaml
 

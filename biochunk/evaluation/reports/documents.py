@@ -4,15 +4,15 @@ The tables of docs/results/long-documents.md, built from the tracked metrics of
 ``experiments/documents`` (``metrics/papers/documents/<dataset>.json``, written by
 ``stages/chunk_docs.py``): per method the chunk count, the mean size in the method's own unit
 (words, or embedder tokens for ``semchunk``), the size in the embedder's tokens (median, p95,
-max: what ``embed.model`` is given to read), and where the dataset has extractive answers the gold answers
-that no single chunk holds whole. No paper of ``../shared/papers/`` reports these
+max: what ``embed.model`` is given to read), and where the dataset has extractive answers the
+gold answers that no single chunk holds whole. No paper of ``../shared/papers/`` reports these
 distributions, so every paper cell is —.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from biochunk.errors import UserError
 from biochunk.evaluation.papers import Estimate, PaperTable, Row
@@ -28,7 +28,7 @@ SIZES = ["chunks", "mean size", "embedder tokens median", "embedder tokens p95",
 CUTS = ["answers cut", "share cut (%)"]
 
 
-def ordered(methods: Any) -> list[str]:
+def ordered(methods: Iterable[str]) -> list[str]:
     """Method names in table order (unknown ones last, by name)."""
     return sorted(methods, key=lambda m: (ORDER.index(m) if m in ORDER else len(ORDER), m))
 
