@@ -3,7 +3,7 @@
 Thin by design: it reads the chunk_docs stages' tracked metrics
 (``metrics/papers/documents/<dataset>.json``), builds one table per dataset
 (``evaluation.reports.documents``) and writes each between its markers in the page (the prose
-around them is kept) and as JSON beside it.
+around them is kept) and as JSON beside it, with one figure of the chunk sizes.
 """
 
 import logging
@@ -24,7 +24,8 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     ep = params.section("embed", args.params)
-    for table in documents.tables(args.metrics, args.datasets, ep.model):
+    plot = args.results / documents.FIGURE
+    for table in documents.tables(args.metrics, args.datasets, ep.model, plot):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

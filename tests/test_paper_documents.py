@@ -80,6 +80,10 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     assert page.startswith("# Page\n\nProse kept.\n") and "OLD-TABLE" not in page
     assert "| fixed (size in words) | — / 9 |" in page and "share cut (%)" in page
     assert json.loads((results / "data" / "long-documents-toy.json").read_text())["section"] == "toy"
+    figure = (results / documents.FIGURE).read_bytes()
+    assert figure.startswith(b"\x89PNG") and len(figure) > 5000
+    again = subprocess.run(r.args, capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 0 and (results / documents.FIGURE).read_bytes() == figure, "the figure must reproduce byte for byte"
     bad = subprocess.run(
         [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "nope",
          "--results", str(results), "--params", str(ROOT / "params.yaml")],

@@ -14,11 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
+
 from biochunk.errors import UserError
 from biochunk.evaluation.papers import Estimate, PaperTable, Row
-from biochunk.io import read_json
+from biochunk.io import atomic_path, read_json
 
 PAGE = "long-documents"
+FIGURE = f"{PAGE}-sizes.png"  # beside the page
+WINDOW = 256  # tokens all-MiniLM-L6-v2 reads; a chunk past it is truncated by the encoder
 COMMAND = "dvc repro experiments/documents/dvc.yaml"
 NAMES = {"covidqa": "COVID-QA", "plos": "PLOS"}
 # Structure-only methods first, then the embedding-based ones (the order of chunking.md).
@@ -70,6 +74,40 @@ def table(dataset: str, m: dict[str, Any], embed_model: str) -> PaperTable:
     )  # fmt: skip
 
 
-def tables(metrics_dir: Path, datasets: list[str], embed_model: str) -> list[PaperTable]:
-    """One table per dataset, from ``metrics_dir / <dataset>.json``."""
-    return [table(ds, read_json(metrics_dir / f"{ds}.json"), embed_model) for ds in datasets]
+def size_plot(metrics: dict[str, dict[str, Any]], path: Path) -> None:
+    """Embedder tokens per chunk (median, p95 and max, log scale) per method, one panel per
+    dataset, with the encoder's window: which methods hand the embedder more than it reads."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on CI or servers
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.6), dpi=90, sharey=True, squeeze=False)
+    for ax, (dataset, m) in zip(axes[0], metrics.items()):
+        methods = ordered(k for k in m if k != "corpus")
+        y = np.arange(len(methods))
+        stats = {k: np.array([m[x][f"embedder_tokens_{k}"] for x in methods], float) for k in ("median", "p95", "max")}
+        ax.hlines(y, stats["median"], stats["max"], color="0.7", linewidth=1)
+        for k, mark in (("median", "o"), ("p95", "s"), ("max", "|")):
+            ax.plot(stats[k], y, mark, label=k, markersize=5)
+        ax.axvline(WINDOW, color="C3", linestyle="--", linewidth=1, label=f"{WINDOW}: MiniLM's window")
+        ax.set_xscale("log")
+        ax.set_yticks(y, methods, fontsize=8)
+        ax.set_title(NAMES.get(dataset, dataset), fontsize=9)
+        ax.set_xlabel("embedder tokens per chunk")
+    axes[0, 0].invert_yaxis()  # the table's order, top down (the panels share the axis: once)
+    axes[0, 0].legend(fontsize=7, loc="upper right")  # the short methods sit at the top left
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", metadata={"Software": None})  # no version stamp: the file must reproduce
+    plt.close(fig)
+
+
+def tables(metrics_dir: Path, datasets: list[str], embed_model: str, plot: Path | None = None) -> list[PaperTable]:
+    """One table per dataset, from ``metrics_dir / <dataset>.json``; ``plot``: also draw the
+    size figure there."""
+    metrics = {ds: read_json(metrics_dir / f"{ds}.json") for ds in datasets}
+    out = [table(ds, m, embed_model) for ds, m in metrics.items()]
+    if plot is not None:
+        size_plot(metrics, plot)
+    return out
