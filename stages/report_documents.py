@@ -24,8 +24,9 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     ep = params.section("embed", args.params)
+    dp = params.section("chunk_docs", args.params)
     plot = args.results / documents.FIGURE
-    for table in documents.tables(args.metrics, args.datasets, ep.model, plot):
+    for table in documents.tables(args.metrics, args.datasets, ep.model, dp.methods, plot):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from biochunk import params
 from biochunk.errors import UserError
 from biochunk.evaluation.papers import to_json
 from biochunk.evaluation.reports import documents
@@ -34,7 +35,8 @@ def test_every_cell_of_the_page_is_the_tracked_metrics():
     # The committed JSON beside the page is what the report builds from the committed metrics
     # today: no cell was typed by hand, and none is stale.
     for ds in DATASETS:
-        (table,) = documents.tables(METRICS, [ds], "minilm")
+        methods = params.section("chunk_docs", ROOT / "params.yaml").methods
+        (table,) = documents.tables(METRICS, [ds], "minilm", methods)
         committed = json.loads((ROOT / "docs/results/data" / f"long-documents-{ds}.json").read_text())
         assert json.loads(json.dumps(to_json(table), default=float)) == committed, ds
         metrics = json.loads((METRICS / f"{ds}.json").read_text())
@@ -47,11 +49,11 @@ def test_every_cell_of_the_page_is_the_tracked_metrics():
 
 
 def test_rows_follow_the_chunking_order_and_cut_answers_show_only_with_answers():
-    t = documents.table("toy", _metrics(), "minilm")
-    assert [r.label for r in t.rows] == ["fixed", "semchunk", "stddev"]
+    t = documents.table("toy", _metrics(), "minilm", ["semchunk", "stddev", "fixed"])
+    assert [r.label for r in t.rows] == ["semchunk", "stddev", "fixed"]  # chunk_docs.methods' order
     assert t.metrics == documents.SIZES
-    assert t.rows[1].note == "size in embedder tokens" and t.rows[0].note == "size in words"
-    with_answers = documents.table("toy", _metrics(answers=4), "minilm")
+    assert t.rows[0].note == "size in embedder tokens" and t.rows[2].note == "size in words"
+    with_answers = documents.table("toy", _metrics(answers=4), "minilm", ["fixed", "semchunk", "stddev"])
     assert with_answers.metrics == documents.SIZES + documents.CUTS
     assert with_answers.rows[0].ours["share cut (%)"].value == pytest.approx(25.0)
 
@@ -60,19 +62,23 @@ def test_metrics_without_a_corpus_entry_are_refused_in_one_line():
     body = _metrics()
     del body["corpus"]
     with pytest.raises(UserError, match=r"metrics of toy: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@toy"):
-        documents.table("toy", body, "minilm")
+        documents.table("toy", body, "minilm", ["fixed"])
+    # Metrics of other methods than chunk_docs.methods names: stale, refused before rendering.
+    with pytest.raises(UserError, match=r"metrics of toy: methods .*; re-run experiments/documents/dvc.yaml:chunk_docs@toy"):
+        documents.table("toy", _metrics(), "minilm", ["fixed", "semchunk"])
 
 
 def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     metrics = tmp_path / "metrics"
     metrics.mkdir()
     (metrics / "toy.json").write_text(json.dumps(_metrics(answers=4)))
+    (tmp_path / "params.yaml").write_text("chunk_docs:\n  methods: [fixed, semchunk, stddev]\n")
     results = tmp_path / "results"
     results.mkdir()
     (results / "long-documents.md").write_text("# Page\n\nProse kept.\n\n<!-- paper-table:toy:start -->\nOLD-TABLE\n<!-- paper-table:toy:end -->\n")
     r = subprocess.run(
         [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "toy",
-         "--results", str(results), "--params", str(ROOT / "params.yaml")],
+         "--results", str(results), "--params", str(tmp_path / "params.yaml")],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
@@ -86,7 +92,7 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     assert again.returncode == 0 and (results / documents.FIGURE).read_bytes() == figure, "the figure must reproduce byte for byte"
     bad = subprocess.run(
         [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "nope",
-         "--results", str(results), "--params", str(ROOT / "params.yaml")],
+         "--results", str(results), "--params", str(tmp_path / "params.yaml")],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     lines = [x for x in bad.stderr.splitlines() if x.strip()]

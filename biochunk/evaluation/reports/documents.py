@@ -25,16 +25,20 @@ FIGURE = f"{PAGE}-sizes.png"  # beside the page
 WINDOW = 256  # tokens all-MiniLM-L6-v2 reads; a chunk past it is truncated by the encoder
 COMMAND = "dvc repro experiments/documents/dvc.yaml"
 NAMES = {"covidqa": "COVID-QA", "plos": "PLOS"}
-# Structure-only methods first, then the embedding-based ones (the order of chunking.md).
-ORDER = ["fixed", "recursive", "semchunk", "cluster", "adaptive", "percentile", "stddev", "interquartile", "gradient", "structural"]
 UNITS = {"words": "words", "embedder": "embedder tokens", "chars": "characters"}
 SIZES = ["chunks", "mean size", "embedder tokens median", "embedder tokens p95", "embedder tokens max"]
 CUTS = ["answers cut", "share cut (%)"]
 
 
-def ordered(methods: Iterable[str]) -> list[str]:
-    """Method names in table order (unknown ones last, by name)."""
-    return sorted(methods, key=lambda m: (ORDER.index(m) if m in ORDER else len(ORDER), m))
+def ordered(dataset: str, m: dict[str, Any], methods: Iterable[str]) -> list[str]:
+    """The methods in ``chunk_docs.methods`` order, once the metrics are known to hold exactly them."""
+    methods = list(methods)
+    if set(methods) != set(m) - {"corpus"}:
+        raise UserError(
+            f"metrics of {dataset}: methods {sorted(set(m) - {'corpus'})}, chunk_docs.methods {methods}; "
+            f"re-run experiments/documents/dvc.yaml:chunk_docs@{dataset}"
+        )
+    return methods
 
 
 def row(method: str, m: dict[str, Any], answers: int) -> Row:
@@ -48,13 +52,13 @@ def row(method: str, m: dict[str, Any], answers: int) -> Row:
     return Row(method, {k: None for k in ours}, {k: Estimate(float(v)) for k, v in ours.items()}, note=f"size in {unit}")
 
 
-def table(dataset: str, m: dict[str, Any], embed_model: str) -> PaperTable:
+def table(dataset: str, m: dict[str, Any], embed_model: str, methods: Iterable[str]) -> PaperTable:
     """The table of one dataset's metrics (``chunk_docs``' JSON: method -> metrics, plus ``corpus``)."""
     if "corpus" not in m:
         raise UserError(f"metrics of {dataset}: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@{dataset}")
     corpus = m["corpus"]
     answers = int(corpus["answers"])
-    methods = ordered(k for k in m if k != "corpus")
+    methods = ordered(dataset, m, methods)
     name = NAMES.get(dataset, dataset)
     sample = f"{name}: all {corpus['documents']:,} articles whole ({corpus['megabytes']:.2f} MB of text)"
     if answers:
@@ -74,7 +78,7 @@ def table(dataset: str, m: dict[str, Any], embed_model: str) -> PaperTable:
     )  # fmt: skip
 
 
-def size_plot(metrics: dict[str, dict[str, Any]], path: Path) -> None:
+def size_plot(metrics: dict[str, dict[str, Any]], methods: list[str], path: Path) -> None:
     """Embedder tokens per chunk (median, p95 and max, log scale) per method, one panel per
     dataset, with the encoder's window: which methods hand the embedder more than it reads."""
     import matplotlib
@@ -84,7 +88,6 @@ def size_plot(metrics: dict[str, dict[str, Any]], path: Path) -> None:
 
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.6), dpi=90, sharey=True, squeeze=False)
     for ax, (dataset, m) in zip(axes[0], metrics.items()):
-        methods = ordered(k for k in m if k != "corpus")
         y = np.arange(len(methods))
         stats = {k: np.array([m[x][f"embedder_tokens_{k}"] for x in methods], float) for k in ("median", "p95", "max")}
         ax.hlines(y, stats["median"], stats["max"], color="0.7", linewidth=1)
@@ -103,11 +106,13 @@ def size_plot(metrics: dict[str, dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def tables(metrics_dir: Path, datasets: list[str], embed_model: str, plot: Path | None = None) -> list[PaperTable]:
-    """One table per dataset, from ``metrics_dir / <dataset>.json``; ``plot``: also draw the
-    size figure there."""
+def tables(
+    metrics_dir: Path, datasets: list[str], embed_model: str, methods: list[str], plot: Path | None = None
+) -> list[PaperTable]:
+    """One table per dataset, from ``metrics_dir / <dataset>.json``, rows in ``methods`` order
+    (``chunk_docs.methods``); ``plot``: also draw the size figure there."""
     metrics = {ds: read_json(metrics_dir / f"{ds}.json") for ds in datasets}
-    out = [table(ds, m, embed_model) for ds, m in metrics.items()]
+    out = [table(ds, m, embed_model, methods) for ds, m in metrics.items()]
     if plot is not None:
-        size_plot(metrics, plot)
+        size_plot(metrics, methods, plot)
     return out
