@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-documents paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-documents paper-retrieval paper-semchunk paper-bioasq paper-structural
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -166,4 +166,11 @@ paper-structural: install
 paper-documents: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/documents/dvc.yaml
 
-papers: paper-clinical paper-documents paper-semchunk paper-structural paper-bioasq paper-biomedrag
+# Document retrieval on SciFact: a DVC pipeline (experiments/retrieval/dvc.yaml; SciFact from
+# experiments/datasets): every chunk method under BM25, dense and hybrid retrieval (one stage
+# per method), and the cross-encoder reranker, into docs/results/retrieval.md. Embedding is most
+# of it: 10-40 min per method on 2 CPU cores.
+paper-retrieval: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/retrieval/dvc.yaml
+
+papers: paper-clinical paper-documents paper-retrieval paper-semchunk paper-structural paper-bioasq paper-biomedrag

@@ -243,10 +243,14 @@ RETRIEVE = (
         "{d}/out",
         "--metrics",
         "{d}/m.json",
+        "--scores",
+        "{d}/q.parquet",
+        "--timing",
+        "{d}/t.json",
         "--cache",
         "{d}/cache",
     ),
-    ("out", "m.json"),
+    ("out", "m.json", "q.parquet", "t.json"),
 )
 GENERATE = (
     "generate.py",

@@ -3,19 +3,27 @@ and for QA datasets the reshaped generation contexts.
 
 Outputs: runs.parquet (RUNS) and, for QA datasets, contexts.parquet (CONTEXTS) in --out;
 the metrics JSON is {retriever: {chunk method: {ndcg@10, map, mrr@10, recall@k, p@k, f1@k}},
-"rerank": ..., "reshape": ..., "corpus": ...}.
+"rerank": ..., "reshape": ..., "corpus": ...}; --scores holds every run's nDCG@10, MAP, MRR@10 and
+recall@k per judged query (ITEM_SCORES, metric "<retriever>/<method>/<measure>"), so
+a paired interval between any two runs can be recomputed from it; wall time goes to --timing,
+apart from the metrics, which are the same bytes on every run.
 """
 
+import dataclasses
 import logging
 from pathlib import Path
 
 from biochunk import cli, models, params
 from biochunk.chunking import NO_CHUNKING, models_used
 from biochunk.compute import Engine
+from biochunk.errors import UserError
 from biochunk.datasets.registry import load_registry
-from biochunk.evaluation.retrieval import evaluate, evaluate_runs
+import pandas as pd
+from ir_measures import AP, RR, R, nDCG
+
+from biochunk.evaluation.retrieval import _per_query, evaluate, evaluate_runs
 from biochunk.generation.rewrite import Rewriter
-from biochunk.io import CONTEXTS, RUNS, atomic_path, write_json, write_table
+from biochunk.io import CONTEXTS, ITEM_SCORES, RUNS, atomic_path, write_json, write_table
 from biochunk.partitions import EngineEncoder
 from biochunk.retrieval import collection, experiment
 from biochunk.retrieval.cache import CachedEncoder
@@ -24,17 +32,43 @@ from biochunk.scoring import crossencoder
 log = logging.getLogger("retrieve")
 
 
+def query_scores(runs: dict, qrels: dict, test_qrels: dict, ks: list[int]) -> pd.DataFrame:
+    """ITEM_SCORES rows: nDCG@10, MAP, MRR@10 and recall@k of every run per judged query, in judgement
+    order (the order ``paired_delta`` resamples); reranked runs against the test judgements,
+    as their metrics are. A query a run leaves unanswered scores 0, as in ``evaluate``."""
+    rows = []
+    for (retriever, method), run in runs.items():
+        judged = test_qrels if retriever.startswith("rerank-") else qrels
+        queries, values = _per_query(run, judged, [nDCG @ 10, AP, RR @ 10] + [R @ k for k in sorted(set(ks))])
+        rows += [(q, f"{retriever}/{method}/{m}", v.get(q, 0.0)) for m, v in values.items() for q in queries]
+    return pd.DataFrame(rows, columns=ITEM_SCORES.names)
+
+
 def main() -> None:
     ap = cli.ArgumentParser(description=__doc__)
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--data", required=True, type=Path, help="converted dataset folder")
-    ap.add_argument("--reranker", required=True, type=Path, help="train_reranker folder")
+    ap.add_argument("--reranker", type=Path, default=None, help="train_reranker folder (absent: no reranking)")
+    ap.add_argument(
+        "--methods", nargs="+", default=None,
+        help="run only these of retrieve.bm25_methods / dense_methods, each under the retrievers its lists give it "
+        "(a pipeline runs one stage per method, so a change re-runs only the methods it reaches)",
+    )  # fmt: skip
     ap.add_argument("--out", required=True, type=Path, help="folder: runs.parquet [contexts.parquet]")
     ap.add_argument("--metrics", required=True, type=Path)
+    ap.add_argument("--scores", required=True, type=Path, help="per-query scores of every run (Parquet, ITEM_SCORES)")
+    ap.add_argument("--timing", required=True, type=Path, help="wall seconds per chunk method and retriever (JSON)")
     ap.add_argument("--cache", type=Path, default=None, help="embedding cache folder (not an output: vectors are reused across runs)")
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     rp = params.section("retrieve", args.params)
+    if args.methods:
+        listed = rp.bm25_methods + rp.dense_methods
+        unknown = [m for m in args.methods if m not in listed]
+        if unknown:
+            raise UserError(f"--methods {' '.join(unknown)}: not in retrieve.bm25_methods or retrieve.dense_methods ({', '.join(dict.fromkeys(listed))}); name a listed method")
+        keep = set(args.methods)
+        rp = dataclasses.replace(rp, bm25_methods=[m for m in rp.bm25_methods if m in keep], dense_methods=[m for m in rp.dense_methods if m in keep])
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     tp = params.section("train_reranker", args.params)
@@ -44,7 +78,7 @@ def main() -> None:
     methods = [m for m in dict.fromkeys(rp.bm25_methods + rp.dense_methods) if m != NO_CHUNKING]
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(rp.chunk_params(cp, m), ep.model))]
-        + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 else [])
+        + ([(tp.model, "train_reranker.model")] if rp.rerank_depth > 0 and args.reranker else [])
     )
     task = load_registry()[args.dataset].task
     coll = collection.load(args.data, task, rp.qa_test_splits, bioasq_unit=unit.bioasq_unit)
@@ -58,15 +92,16 @@ def main() -> None:
     metrics = evaluate_runs(res.runs, coll.qrels, rp.ks)  # retriever -> method -> metrics
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
-    off = crossencoder.off_reason(args.reranker)
+    off = crossencoder.off_reason(args.reranker) if args.reranker else "no --reranker given"
     trained = None if off else crossencoder.load(str(args.reranker), max_length=tp.max_length, seed=tp.seed)
     if off:
-        log.warning("%s: reranking skipped: %s (train_reranker)", args.dataset, off)
+        (log.info if args.reranker is None else log.warning)("%s: reranking skipped: %s (train_reranker)", args.dataset, off)
         metrics["rerank"] = {"skipped": off}
     elif rp.rerank_depth > 0 and coll.test_qrels:
         method, base = experiment.base_run(res, "bm25")
         base = {q: base[q] for q in coll.test_qrels}
         rerank = {"base": f"bm25/{method}", "depth": rp.rerank_depth, "bm25": evaluate(base, coll.test_qrels, rp.ks)}
+        res.runs[("rerank-bm25", method)] = base  # the reranked runs' baseline, query for query
         init = crossencoder.load(tp.model, max_length=tp.max_length, seed=tp.seed)
         for name, ce in (("trained", trained), ("init", init)):
             run = crossencoder.rerank(ce, queries, base, texts, rp.rerank_depth)
@@ -84,12 +119,14 @@ def main() -> None:
             score = experiment.dense_score(encoder)  # no reranker: communities ranked by cosine to the question
         contexts, metrics["reshape"] = experiment.reshape_contexts(coll, run, qs, encoder, score, rs)
         metrics["reshape"]["community_ranker"] = "cross-encoder" if trained is not None else "dense cosine (reranking off)"
-    metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks, "seconds": res.seconds}
+    metrics["corpus"] = {"documents": len(coll.docs), "queries": len(coll.qrels), "chunks": res.chunks}
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)
         write_table(experiment.runs_table(res, rp.save_depth), tmp / "runs.parquet", RUNS)
         if contexts is not None:
             write_table(contexts, tmp / "contexts.parquet", CONTEXTS)
+    write_table(query_scores(res.runs, coll.qrels, coll.test_qrels, rp.ks), args.scores, ITEM_SCORES)
+    write_json({"seconds": res.seconds}, args.timing)
     write_json(metrics, args.metrics)
 
 

@@ -211,6 +211,9 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
     assert m["corpus"]["documents"] == 4 and m["corpus"]["questions"] == 11
     assert {r["method"] for r in m["ranking"]} == {"none", "fixed", "recursive"}
     assert all(r["ci_low"] <= r["ndcg@10"] <= r["ci_high"] for r in m["ranking"])
+    timing = json.loads((out / "timing.json").read_text())  # wall time apart: the metrics reproduce
+    assert set(timing) == set(m["sizes"]) and timing["fixed"]["seconds"] >= 0
+    assert not any(k in size for size in m["sizes"].values() for k in ("seconds", "mb_per_s", "chunks_per_s"))
     chunks = pd.read_parquet(out / "chunks.parquet")
     assert set(chunks["method"]) == {"fixed", "recursive"} and (out / "runs.parquet").exists()
 

@@ -97,3 +97,19 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     )  # fmt: skip
     lines = [x for x in bad.stderr.splitlines() if x.strip()]
     assert bad.returncode != 0 and len(lines) == 1 and "nope.json" in lines[0], bad.stderr
+
+
+def test_the_window_line_is_drawn_only_for_an_embedder_whose_window_is_known(tmp_path, monkeypatch):
+    # The dashed line says "256: MiniLM's window"; another embed.model does not read 256 tokens,
+    # so its figure leaves the line out rather than mislabel it.
+    import matplotlib.axes
+
+    drawn: list[float] = []
+    original = matplotlib.axes.Axes.axvline
+    monkeypatch.setattr(matplotlib.axes.Axes, "axvline", lambda self, x=0, *a, **k: drawn.append(x) or original(self, x, *a, **k))
+    metrics = {"toy": _metrics()}
+    documents.size_plot(metrics, ["fixed", "semchunk", "stddev"], tmp_path / "a.png", "minilm")
+    assert drawn == [documents.WINDOW]
+    drawn.clear()
+    documents.size_plot(metrics, ["fixed", "semchunk", "stddev"], tmp_path / "b.png", "ncbi/MedCPT-Article-Encoder")
+    assert drawn == [] and (tmp_path / "b.png").read_bytes().startswith(b"\x89PNG")

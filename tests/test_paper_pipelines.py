@@ -102,7 +102,7 @@ def _modified_deps(repo: Path, target: str) -> set[str]:
 def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     _copy_tracked(tmp_path)
     target, semchunk = "experiments/structural/dvc.yaml", "experiments/semchunk/dvc.yaml"
-    documents = "experiments/documents/dvc.yaml"
+    documents, retrieval = "experiments/documents/dvc.yaml", "experiments/retrieval/dvc.yaml"
     for pipeline in (target, semchunk, "experiments/bioasq/dvc.yaml", "experiments/clinical/dvc.yaml", documents):
         assert _modified_deps(tmp_path, pipeline) == set(), f"{pipeline}: an unchanged checkout must report every stage up to date"
     # BioMedRAG is filled rung by rung: every stage it has run is up to date, the rest never ran.
@@ -110,12 +110,18 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     ran = set(yaml.safe_load((biomedrag / "dvc.lock").read_text())["stages"])
     stale = _modified_deps(tmp_path, "experiments/biomedrag/dvc.yaml")
     assert not stale & ran, f"experiments/biomedrag: {sorted(stale & ran)} ran but are stale in an unchanged checkout"
+    # Document retrieval fills method by method too.
+    ran_r = set(yaml.safe_load((ROOT / "experiments/retrieval/dvc.lock").read_text())["stages"])
+    assert {"retrieve@none", "report"} <= ran_r and not _modified_deps(tmp_path, retrieval) & ran_r
     with open(tmp_path / "biochunk/chunking/structural.py", "a") as f:
         f.write("\n# an edit\n")
     settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]
     assert _modified_deps(tmp_path, target) == {f"chunk@{s}" for s in settings}
     assert _modified_deps(tmp_path, "dvc.yaml") == {"chunk@embedded"}  # the default pipeline's chunk stage imports it too
     assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos"}  # every chunk_docs method runs
+    # Every chunk method's stage (and reranking's) builds its chunker through chunking.build, which imports them all.
+    chunked_r = _modified_deps(tmp_path, retrieval) & ran_r
+    assert chunked_r == {s for s in ran_r if s.startswith("retrieve@") or s == "rerank"}, chunked_r
     # semchunk's chunk stage builds any chunker from params, so it imports this one too; nothing
     # after chunking reads it.
     chunked = _modified_deps(tmp_path, semchunk)
@@ -134,6 +140,10 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
         f.write("\n# an edit\n")
     assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos", "report"}
     assert _modified_deps(tmp_path, semchunk) == chunked | {"report"}, "semchunk does not read the long-document report"
+    with open(tmp_path / "biochunk/evaluation/reports/retrieval.py", "a") as f:
+        f.write("\n# an edit\n")
+    assert _modified_deps(tmp_path, retrieval) & ran_r == chunked_r | {"report"}
+    assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos", "report"}, "documents does not read it"
 
 
 def test_a_paper_params_file_is_checked_before_any_work(tmp_path):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from biochunk.io import CONTEXTS, CORPUS, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, RUNS, read_table, write_table
+from biochunk.io import CONTEXTS, CORPUS, ITEM_SCORES, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, RUNS, read_table, write_table
 from tests.conftest import ROOT
 
 DOCS = [
@@ -57,7 +57,8 @@ def _run(tmp_path, dataset, data):
     assert r.returncode == 0, r.stderr[-3000:]
     cmd = [
         sys.executable, str(ROOT / "stages" / "retrieve.py"), "--dataset", dataset, "--data", str(data), "--reranker", "rr",
-        "--out", "out", "--metrics", "m.json", "--cache", "cache", "--params", "params.yaml",
+        "--out", "out", "--metrics", "m.json", "--scores", "q.parquet", "--timing", "t.json", "--cache", "cache",
+        "--params", "params.yaml",
     ]  # fmt: skip
     r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -79,11 +80,21 @@ def test_retrieve_stage_on_a_tiny_beir_collection(tmp_path):
     assert m["bm25"]["none"]["ndcg@10"] == pytest.approx(1.0)  # each test query names its document
     assert m["bm25"]["none"]["queries"] == 2
     assert {"trained", "init", "bm25"} <= set(m["rerank"])
-    assert set(runs.retriever) == {"bm25", "dense", "hybrid", "rerank-trained", "rerank-init"}
+    assert set(runs.retriever) == {"bm25", "dense", "hybrid", "rerank-bm25", "rerank-trained", "rerank-init"}
     assert runs.groupby(["retriever", "method", "query_id"]).size().max() <= 5
     assert set(runs.doc_id) <= {d for d, _, _ in DOCS}  # chunk hits mapped to documents
     assert json.loads((tmp_path / "rr" / "report.json").read_text())["trained"] is True
     assert not (tmp_path / "out" / "contexts.parquet").exists()
+    # Per-query scores: every run's measures, whose means are the metrics (the report's intervals resample them).
+    scores = read_table(tmp_path / "q.parquet", ITEM_SCORES)
+    means = scores.groupby("metric")["value"].mean()
+    for retriever, methods in (("bm25", ("none", "fixed")), ("dense", ("none",)), ("hybrid", ("none",))):
+        for method in methods:
+            for measure in ("ndcg@10", "map", "mrr@10", "recall@5"):
+                assert means[f"{retriever}/{method}/{measure}"] == pytest.approx(m[retriever][method][measure])
+    assert means["rerank-trained/none/ndcg@10"] == pytest.approx(m["rerank"]["trained"]["ndcg@10"])
+    assert scores.groupby("metric").size().eq(2).all()  # both test queries, every run
+    assert "seconds" not in m["corpus"] and "bm25/none" in json.loads((tmp_path / "t.json").read_text())["seconds"]
 
 
 @pytest.mark.slow
