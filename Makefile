@@ -166,10 +166,10 @@ paper-structural: install
 paper-documents: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/documents/dvc.yaml
 
-# Document retrieval on SciFact: a DVC pipeline (experiments/retrieval/dvc.yaml; SciFact from
-# experiments/datasets): every chunk method under BM25, dense and hybrid retrieval (one stage
-# per method), and the cross-encoder reranker, into docs/results/retrieval.md. Embedding is most
-# of it: 10-40 min per method on 2 CPU cores.
+# Document retrieval on SciFact and BioASQ: a DVC pipeline (experiments/retrieval/dvc.yaml; the
+# datasets from experiments/datasets): every chunk method under BM25, dense and hybrid retrieval
+# (one stage per dataset and method), and the cross-encoder reranker, into
+# docs/results/retrieval.md. Embedding is most of it: 1-40 min per method on 2 CPU cores.
 paper-retrieval: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/retrieval/dvc.yaml
 

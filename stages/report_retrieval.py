@@ -1,7 +1,7 @@
 """Stage report_retrieval: the document-retrieval tables into docs/results/retrieval.md.
 
 Thin by design: it reads the retrieve stages' tracked metrics and per-query scores
-(``metrics/papers/retrieval/<dataset>.json`` and ``.parquet``), builds the tables
+(``metrics/papers/retrieval/<dataset>/<method>.json`` and ``.parquet``), builds the tables
 (``evaluation.reports.retrieval``) and writes each between its markers in the page (the prose
 around them is kept) and as JSON beside it, with one figure of the paired differences.
 """
@@ -24,8 +24,9 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
     rp = params.section("retrieve", args.params)
+    cp = params.section("corpus", args.params)
     plot = args.results / retrieval.FIGURE
-    for table in retrieval.tables(args.metrics, args.datasets, rp.bm25_methods + rp.dense_methods, rp.ks, plot):
+    for table in retrieval.tables(args.metrics, args.datasets, rp.bm25_methods + rp.dense_methods, rp.ks, plot, cp.bioasq_unit):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

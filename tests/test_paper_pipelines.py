@@ -112,7 +112,7 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     assert not stale & ran, f"experiments/biomedrag: {sorted(stale & ran)} ran but are stale in an unchanged checkout"
     # Document retrieval fills method by method too.
     ran_r = set(yaml.safe_load((ROOT / "experiments/retrieval/dvc.lock").read_text())["stages"])
-    assert {"retrieve@none", "report"} <= ran_r and not _modified_deps(tmp_path, retrieval) & ran_r
+    assert {"retrieve@scifact-none", "report"} <= ran_r and not _modified_deps(tmp_path, retrieval) & ran_r
     with open(tmp_path / "biochunk/chunking/structural.py", "a") as f:
         f.write("\n# an edit\n")
     settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]
@@ -121,7 +121,7 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     assert _modified_deps(tmp_path, documents) == {"chunk_docs@covidqa", "chunk_docs@plos"}  # every chunk_docs method runs
     # Every chunk method's stage (and reranking's) builds its chunker through chunking.build, which imports them all.
     chunked_r = _modified_deps(tmp_path, retrieval) & ran_r
-    assert chunked_r == {s for s in ran_r if s.startswith("retrieve@") or s == "rerank"}, chunked_r
+    assert chunked_r == {s for s in ran_r if s.startswith(("retrieve@", "rerank@"))}, chunked_r
     # semchunk's chunk stage builds any chunker from params, so it imports this one too; nothing
     # after chunking reads it.
     chunked = _modified_deps(tmp_path, semchunk)

@@ -21,6 +21,7 @@ from biochunk.io import ITEM_SCORES, write_table
 from tests.conftest import ROOT
 
 METRICS = ROOT / "metrics" / "papers" / "retrieval"
+DATASETS = ["scifact", "bioasq"]  # the report's --datasets in experiments/retrieval/dvc.yaml
 RETRIEVERS = ["bm25", "dense", "hybrid"]
 MEASURES = ["ndcg@10", "map", "mrr@10", "recall@5", "recall@100"]
 
@@ -61,14 +62,15 @@ def test_every_cell_of_the_page_is_the_tracked_metrics_and_scores():
     # The committed JSON beside the page is what the report builds today from the committed
     # metrics and per-query scores: no cell was typed by hand, and none is stale.
     rp = params.section("retrieve", ROOT / "params.yaml")
-    built = retrieval.tables(METRICS, ["scifact"], rp.bm25_methods + rp.dense_methods, rp.ks)
-    assert [t.section for t in built] == ["scifact", "scifact-rerank"]
+    unit = params.section("corpus", ROOT / "params.yaml").bioasq_unit
+    built = retrieval.tables(METRICS, DATASETS, rp.bm25_methods + rp.dense_methods, rp.ks, bioasq_unit=unit)
+    assert [t.section for t in built] == [s for ds in DATASETS for s in (ds, f"{ds}-rerank")]
     for t in built:
         committed = json.loads((ROOT / "docs/results/data" / f"retrieval-{t.section}.json").read_text())
         assert json.loads(json.dumps(to_json(t), default=float)) == committed, t.section
         assert f"<!-- paper-table:{t.section}:start -->" in (ROOT / "docs/results/retrieval.md").read_text()
     # The per-query means are the metrics each stage wrote (one scoring, two views of it).
-    for path in sorted((METRICS / "scifact").glob("*.json")):
+    for path in sorted(p for ds in DATASETS for p in (METRICS / ds).glob("*.json")):
         metrics = json.loads(path.read_text())
         items = read_items(path.with_suffix(".parquet"))
         for r in RETRIEVERS:
@@ -79,14 +81,15 @@ def test_every_cell_of_the_page_is_the_tracked_metrics_and_scores():
             assert items["rerank-trained/none/ndcg@10"].mean() == pytest.approx(metrics["rerank"]["trained"]["ndcg@10"], abs=1e-12)
 
 
-def test_a_published_interval_recomputes_from_the_tracked_per_query_scores():
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_a_published_interval_recomputes_from_the_tracked_per_query_scores(dataset):
     # One interval of the page, resampled again from the parquet files by hand: the paired
     # bootstrap over queries of a chunk method minus whole documents under BM25.
-    committed = json.loads((ROOT / "docs/results/data/retrieval-scifact.json").read_text())
+    committed = json.loads((ROOT / f"docs/results/data/retrieval-{dataset}.json").read_text())
     diff = committed["differences"][0]  # the first method run, under BM25
     method = diff["label"].split(" − ")[0]
     assert diff["label"] == f"{method} − none (bm25)"
-    a, b = (read_items(METRICS / "scifact" / f"{x}.parquet") for x in ("none", method))
+    a, b = (read_items(METRICS / dataset / f"{x}.parquet") for x in ("none", method))
     d = b[f"bm25/{method}/ndcg@10"] - a["bm25/none/ndcg@10"]
     lo, hi = bootstrap_ci(d, np.mean, 1000, 42)
     assert (diff["ours"]["value"], diff["ours"]["lo"], diff["ours"]["hi"]) == pytest.approx((d.mean(), lo, hi), abs=1e-12)
@@ -120,9 +123,9 @@ def test_methods_not_run_yet_and_reranking_off_are_listed_with_their_command(tmp
     methods_t, rerank_t = retrieval.tables(tmp_path, ["toy"], ["none", "fixed", "semchunk", "cluster"], [5, 100])
     assert [r.label for r in methods_t.rows] == ["none", "fixed"]
     assert [(n.row, n.command) for n in methods_t.not_run] == [
-        (x, f"`dvc repro experiments/retrieval/dvc.yaml:retrieve@{x}`") for x in ("semchunk", "cluster")
+        (x, f"`dvc repro experiments/retrieval/dvc.yaml:retrieve@toy-{x}`") for x in ("semchunk", "cluster")
     ]
-    assert not rerank_t.rows and rerank_t.not_run[0].command == "`dvc repro experiments/retrieval/dvc.yaml:rerank`"
+    assert not rerank_t.rows and rerank_t.not_run[0].command == "`dvc repro experiments/retrieval/dvc.yaml:rerank@toy`"
     # A collection without training judgements: the stage ran and said why it did not rerank.
     (tmp_path / "toy" / "rerank.json").write_text(json.dumps({"rerank": {"skipped": "no training judgements in data"}}))
     _, rerank_t = retrieval.tables(tmp_path, ["toy"], ["none", "fixed"], [5, 100])
@@ -136,7 +139,7 @@ def test_stale_or_partial_outputs_are_refused_in_one_line(tmp_path):
         retrieval.tables(tmp_path, ["toy"], ["none", "fixed"], [5, 100])
     # Without whole documents there is nothing to compare the chunk methods with.
     (tmp_path / "toy" / "none.json").unlink()
-    with pytest.raises(UserError, match=r"no none run in .*retrieve@none"):
+    with pytest.raises(UserError, match=r"no none run in .*retrieve@toy-none"):
         retrieval.tables(tmp_path, ["toy"], ["none", "fixed", "semchunk"], [5, 100])
     # Methods measured over different collections cannot share a table.
     _toy(tmp_path)
@@ -192,4 +195,7 @@ def test_the_pipeline_has_one_stage_per_method_the_params_name():
 
     stages = yaml.safe_load((ROOT / "experiments/retrieval/dvc.yaml").read_text())["stages"]
     rp = params.section("retrieve", ROOT / "params.yaml")
-    assert stages["retrieve"]["foreach"] == list(dict.fromkeys(rp.bm25_methods + rp.dense_methods))
+    assert stages["retrieve"]["matrix"]["method"] == list(dict.fromkeys(rp.bm25_methods + rp.dense_methods))
+    # Every dataset the report renders has its retrieve, rerank and reranker-training stages.
+    assert stages["retrieve"]["matrix"]["dataset"] == stages["rerank"]["foreach"] == stages["train_reranker"]["foreach"] == DATASETS
+    assert f"--datasets {' '.join(DATASETS)}" in stages["report"]["cmd"]

@@ -110,41 +110,6 @@ def test_rank_inputs_caps_chunks_per_source_sentence():
     assert rank_inputs(*args, depth=2, max_per_doc=1).chunk_id.tolist() == ["a#0", "b#0"]
 
 
-def _table_module():
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "retrieval_table.py"
-    spec = importlib.util.spec_from_file_location("retrieval_table", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_retrieval_table_merge_assembles_runs(tmp_path):
-    """The SciFact table is assembled from one run per chunk method: entries merge, a later run wins."""
-    table = _table_module()
-    a = {
-        "bm25": {"none": {"ndcg@10": 0.5}, "fixed": {"ndcg@10": 0.4}},
-        "corpus": {"documents": 3, "chunks": {"none": 3, "fixed": 5}},
-        "rerank": {"depth": 10},
-    }
-    b = {
-        "bm25": {"fixed": {"ndcg@10": 0.45}},
-        "dense": {"fixed": {"ndcg@10": 0.3}},
-        "corpus": {"documents": 3, "chunks": {"fixed": 5}},
-    }
-    (tmp_path / "a.json").write_text(json.dumps(a))
-    (tmp_path / "b.json").write_text(json.dumps(b))
-    m = table.merge([tmp_path / "a.json", tmp_path / "b.json"])
-    assert m["bm25"] == {"none": {"ndcg@10": 0.5}, "fixed": {"ndcg@10": 0.45}}
-    assert m["dense"] == {"fixed": {"ndcg@10": 0.3}}
-    assert m["corpus"] == {"documents": 3, "chunks": {"none": 3, "fixed": 5}}
-    assert m["rerank"] == {"depth": 10}
-    (tmp_path / "c.json").write_text(json.dumps({"corpus": {"documents": 4}}))
-    with pytest.raises(SystemExit, match="c.json: corpus documents is 4"):
-        table.merge([tmp_path / "a.json", tmp_path / "c.json"])
-
-
 # -- dense backends: TorchIndex (torch on CPU/CUDA) against FAISS flat ----------------------
 
 

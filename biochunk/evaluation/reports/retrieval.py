@@ -1,4 +1,4 @@
-"""Document retrieval on a BEIR set: every chunk method under BM25, dense and their RRF hybrid.
+"""Document retrieval (SciFact, BioASQ): every chunk method under BM25, dense and their RRF hybrid.
 
 The tables of docs/results/retrieval.md, built from the tracked outputs of
 ``experiments/retrieval`` (``stages/retrieve.py``, one stage per chunk method and one for
@@ -32,12 +32,19 @@ from biochunk.io import ITEM_SCORES, atomic_path, read_json, read_table
 PAGE = "retrieval"
 FIGURE = f"{PAGE}-deltas.png"  # beside the page
 COMMAND = "dvc repro experiments/retrieval/dvc.yaml"
-NAMES = {"scifact": "SciFact"}
+NAMES = {"scifact": "SciFact", "bioasq": "BioASQ"}
+# What a collection's queries and documents are called in the tables' sample line.
+UNITS = {"bioasq": ("questions", {"record": "PubMed records", "snippet": "distinct gold-snippet texts"})}
 BASE = "none"  # each document one chunk: what every chunk method is compared with
 PRIMARY = "ndcg@10"
 LABELS = {"ndcg@10": "nDCG@10", "map": "MAP", "mrr@10": "MRR@10"}
 RERANK_FILE = "rerank"  # the rerank stage's <dataset>/rerank.json and .parquet
 RERANK = {"rerank-bm25": "BM25 alone", "rerank-init": "cross-encoder, untrained initialisation", "rerank-trained": "cross-encoder, trained"}
+
+
+def stage(dataset: str, method: str | None = None) -> str:
+    """The command that runs one retrieve stage (``method``) or the rerank stage of ``dataset``."""
+    return f"`{COMMAND}:" + (f"retrieve@{dataset}-{method}`" if method else f"rerank@{dataset}`")
 
 
 def label(measure: str) -> str:
@@ -65,7 +72,7 @@ def collect(dataset: str, folder: Path, methods: Iterable[str]) -> tuple[dict[st
             f"(both must include {BASE}); re-run experiments/retrieval/dvc.yaml"
         )
     if BASE not in found:
-        raise UserError(f"metrics of {dataset}: no {BASE} run in {folder}; run dvc repro experiments/retrieval/dvc.yaml:retrieve@{BASE}")
+        raise UserError(f"metrics of {dataset}: no {BASE} run in {folder}; run {stage(dataset, BASE).strip('`')}")
     merged: dict[str, Any] = {}
     items: dict[str, np.ndarray] = {}
     corpus: dict[str, Any] = {"chunks": {}}
@@ -73,7 +80,7 @@ def collect(dataset: str, folder: Path, methods: Iterable[str]) -> tuple[dict[st
     for x in sorted((x for x in methods if x in found), key=lambda x: x != BASE):  # none first: the order to match
         m = read_json(folder / f"{x}.json")
         if "corpus" not in m:
-            raise UserError(f"{folder / f'{x}.json'}: no corpus entry; re-run experiments/retrieval/dvc.yaml:retrieve@{x}")
+            raise UserError(f"{folder / f'{x}.json'}: no corpus entry; re-run {stage(dataset, x).strip('`')}")
         for key in ("documents", "queries"):
             if corpus.setdefault(key, m["corpus"][key]) != m["corpus"][key]:
                 raise UserError(f"{folder / f'{x}.json'}: {m['corpus'][key]} {key}, other methods {corpus[key]}: not one collection; re-run experiments/retrieval/dvc.yaml")
@@ -97,7 +104,8 @@ def _scores(items: dict[str, np.ndarray], key: str, where: str) -> np.ndarray:
 
 
 def methods_table(
-    dataset: str, m: dict[str, Any], items: dict[str, np.ndarray], methods: list[str], k: int, missing: list[str] = ()
+    dataset: str, m: dict[str, Any], items: dict[str, np.ndarray], methods: list[str], k: int, missing: list[str] = (),
+    bioasq_unit: str = "record",
 ) -> PaperTable:
     """Chunk method × retriever: nDCG@10 and R@k with intervals, then every method minus whole
     documents; ``missing``: methods whose stage has not run yet."""
@@ -121,18 +129,20 @@ def methods_table(
     n = len(base)
     name = NAMES.get(dataset, dataset)
     corpus = m["corpus"]
+    queries, units = UNITS.get(dataset, ("queries", {}))
+    documents = units.get(bioasq_unit, "documents")
     return PaperTable(
         paper=PAGE, section=dataset, title=f"{name}: chunk hits mapped to documents, every chunk method × retriever",
         command=COMMAND,
-        sample=f"{name}: all {corpus['queries']:,} judged queries over all {corpus['documents']:,} documents",
+        sample=f"{name}: all {corpus['queries']:,} judged {queries} over all {corpus['documents']:,} {documents}",
         models="the retrieve.* settings of params.yaml (BM25 Pyserini/Lucene, dense embed.model + FAISS, RRF hybrid)",
         wall_s=None, metrics=metrics, rows=rows, differences=[j.diff for j in judged], digits=4,
         metric_digits={"chunks": 0},
-        not_run=[NotRun(x, "its stage has not run yet.", f"`{COMMAND}:retrieve@{x}`") for x in missing],
+        not_run=[NotRun(x, "its stage has not run yet.", stage(dataset, x)) for x in missing],
         notes=[
             f"Each chunk method's hits are mapped to their document (`retrieve.aggregate`), so every method is "
             f"scored against the same judgements; `{BASE}` is each document one chunk. Intervals: 95% percentile "
-            f"bootstrap over the {n} queries (paired for the differences), from the tracked per-query scores.",
+            f"bootstrap over the {n} {queries} (paired for the differences), from the tracked per-query scores.",
             *(line for note in stats_notes(judged, n, digits=4) for line in ("", note)),
         ],
     )  # fmt: skip
@@ -146,13 +156,13 @@ def rerank_table(dataset: str, folder: Path, ks: list[int]) -> PaperTable:
     measures = [PRIMARY, "map", "mrr@10", f"recall@{min(ks)}"]
     table = PaperTable(
         paper=PAGE, section=f"{dataset}-rerank", title=f"{name}: BM25's top documents reordered by a cross-encoder",
-        command=f"{COMMAND}:rerank", sample=f"{name}: not run", wall_s=None, metrics=[label(x) for x in measures], digits=4,
+        command=stage(dataset).strip("`"), sample=f"{name}: not run", wall_s=None, metrics=[label(x) for x in measures], digits=4,
         models="train_reranker.* of params.yaml (the cross-encoder and its untrained initialisation, same seed)",
     )  # fmt: skip
     path = folder / f"{RERANK_FILE}.json"
     rr = read_json(path).get("rerank", {}) if path.is_file() else {"skipped": "its stage has not run yet."}
     if "trained" not in rr:
-        table.not_run = [NotRun("reranking", str(rr.get("skipped", "retrieve.rerank_depth is 0.")), f"`{COMMAND}:rerank`")]
+        table.not_run = [NotRun("reranking", str(rr.get("skipped", "retrieve.rerank_depth is 0.")), stage(dataset))]
         return table
     items = read_items(folder / f"{RERANK_FILE}.parquet")
     where = f"per-query scores of {dataset} reranking"
@@ -165,7 +175,9 @@ def rerank_table(dataset: str, folder: Path, ks: list[int]) -> PaperTable:
     ]  # fmt: skip
     n = len(per["rerank-bm25"][PRIMARY])
     table.title = f"{name}: BM25's top {rr['depth']} documents reordered by a cross-encoder"
-    table.sample = f"{name}: the {n:,} held-out judged queries, BM25 over " + ("whole documents" if method == BASE else f"{method} chunks")
+    queries = UNITS.get(dataset, ("queries",))[0]
+    held_out = " (`retrieve.qa_test_splits`)" if dataset in UNITS else ""
+    table.sample = f"{name}: the {n:,} held-out judged {queries}{held_out}, BM25 over " + ("whole documents" if method == BASE else f"{method} chunks")
     table.differences = [j.diff for j in judged]
     table.notes = [
         "Hits below the reranked depth keep BM25's order, so MAP and recall stay comparable.",
@@ -207,16 +219,18 @@ def delta_plot(tables: list[PaperTable], path: Path) -> None:
     plt.close(fig)
 
 
-def tables(metrics_dir: Path, datasets: list[str], methods: list[str], ks: list[int], plot: Path | None = None) -> list[PaperTable]:
+def tables(
+    metrics_dir: Path, datasets: list[str], methods: list[str], ks: list[int], plot: Path | None = None, bioasq_unit: str = "record"
+) -> list[PaperTable]:
     """Per dataset the method table and the reranking table, from ``metrics_dir / <dataset>/``
     (one ``<method>.json`` / ``.parquet`` per chunk method run, and ``rerank.*``); ``plot``:
-    also draw the differences figure."""
+    also draw the differences figure; ``bioasq_unit``: corpus.bioasq_unit, named in BioASQ's sample line."""
     out: list[PaperTable] = []
     for ds in datasets:
         folder = metrics_dir / ds
         m, items, missing = collect(ds, folder, methods)
         ran = [x for x in dict.fromkeys(methods) if x not in missing]
-        out.append(methods_table(ds, m, items, ran, max(ks), missing))
+        out.append(methods_table(ds, m, items, ran, max(ks), missing, bioasq_unit))
         out.append(rerank_table(ds, folder, ks))
     if plot is not None:
         delta_plot([t for t in out if not t.section.endswith("-rerank")], plot)
