@@ -1,8 +1,8 @@
 """Document retrieval (SciFact, BioASQ): every chunk method under BM25, dense and their RRF hybrid.
 
 The tables of docs/results/retrieval.md, built from the tracked outputs of
-``experiments/retrieval`` (``stages/retrieve.py``, one stage per chunk method and one for
-reranking): ``metrics/papers/retrieval/<dataset>/<method>.json`` (chunk counts) and
+``experiments/retrieval`` (``stages/retrieve.py``, one stage per dataset and chunk method and
+one per dataset for reranking): ``metrics/papers/retrieval/<dataset>/<method>.json`` (chunk counts) and
 ``<method>.parquet``, every run's nDCG@10, MAP, MRR@10 and recall@k per judged query
 (ITEM_SCORES, metric ``<retriever>/<method>/<measure>``, queries in the same order for every
 run), and ``rerank.json`` / ``rerank.parquet``. Means and intervals are computed here from the
