@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import re
 import types
 import typing
@@ -169,6 +170,25 @@ class ConvertParams:
     skip_malformed: bool
 
 
+# The chunk.* keys each method reads besides chunk.method: what its chunker's ``from_params``
+# takes (adaptive's chunk.generator only for generated headers: ``ChunkParams.reads``). A key
+# outside its method's list is inert under that method; the chunk stage warns when one changes
+# (``ChunkParams.unread_changes``). tests/test_params.py checks each list against what
+# from_params reads. semchunk counts the embedder's tokens whatever chunk.counter says.
+_SIZED = ("counter", "max_tokens")
+CHUNK_READS: dict[str, tuple[str, ...]] = {
+    "fixed": ("window", "overlap", *_SIZED),
+    "adaptive": ("threshold", "max_words", "min_words", "unit", "boundary_overlap", "header", *_SIZED),
+    "proposition": ("threshold", "max_words", "generator", *_SIZED),
+    "recursive": ("chunk_size", "chunk_overlap", *_SIZED),
+    "cluster": ("n_clusters", *_SIZED),
+    **{m: ("breakpoint_amount", *_SIZED) for m in ("percentile", "stddev", "interquartile", "gradient")},
+    "structural": ("alpha", "boundary_percentile", "structural_distance", *_SIZED),
+    "semchunk": ("max_tokens",),
+    "hybrid": ("entity_windows", "propositions", "tiers", "hierarchy", "hierarchy_order", "entities", *_SIZED),
+}
+
+
 @dataclass(frozen=True)
 class ChunkParams:
     method: str
@@ -225,6 +245,32 @@ class ChunkParams:
         self._relations(s)
         if not self.hierarchy and self.hierarchy_order != "paper":
             raise UserError(f"{s}.hierarchy_order: {self.hierarchy_order} orders the hierarchy, but {s}.hierarchy is false; set it true")
+
+    def reads(self) -> frozenset[str]:
+        """The chunk.* keys (without the prefix) whose values decide what ``method`` cuts."""
+        keys = {"method", *CHUNK_READS[self.method]}
+        if self.method == "adaptive" and self.header == "generator":
+            keys.add("generator")  # the titles' model
+        return frozenset(keys)
+
+    def unread_changes(self, before: dict[str, Any]) -> list[str]:
+        """One line per chunk.* key whose value differs from ``before`` (``recorded()``: the
+        last run's) while ``method`` does not read it: DVC re-runs the stage for such a change,
+        and the chunks come out as they were."""
+        out = []
+        for key in sorted(f.name for f in dataclasses.fields(self)):
+            new = getattr(self, key)
+            old = before.get(f"chunk.{key}", new)
+            if old == new or key in self.reads():
+                continue
+            readers = [m for m in CHUNK_READS if key in CHUNK_READS[m]]
+            if key == "generator":
+                readers.append("adaptive with chunk.header generator")
+            out.append(
+                f"chunk.{key} changed since this stage last ran ({old!r} -> {new!r}), but chunk.method {self.method} "
+                f"does not read it: that change alone leaves the chunks as they were (read by: {', '.join(readers)})"
+            )
+        return out
 
     def _relations(self, s: str) -> None:
         # Sizes that contradict each other (each within its own range). Checked whatever the
@@ -864,6 +910,38 @@ def section(name: str, path: str | Path = "params.yaml", data: dict[str, Any] | 
     if data is None:
         return load(path)[name]
     return parse(SECTIONS[name], _raw_section(data, name), name)
+
+
+def recorded(out: str | Path) -> dict[str, Any]:
+    """The params (``section.key`` -> value) that dvc.lock recorded when DVC last ran the stage
+    now running, which wrote ``out``: DVC names the stage in ``DVC_STAGE`` (``name``, or
+    ``<dir>/dvc.yaml:name`` relative to where dvc was started) and the repository in ``DVC_ROOT``.
+
+    {} outside DVC, before the stage's first run, or where the lock entry is not found or does
+    not list ``out`` (dvc started in a subfolder): it serves warnings only, never the outputs.
+    """
+    stage, root = os.environ.get("DVC_STAGE"), os.environ.get("DVC_ROOT")
+    if not stage or not root:
+        return {}
+    where, _, name = stage.rpartition(":")
+    lock = Path(root) / Path(where).parent / "dvc.lock"
+    try:
+        entry = yaml.safe_load(lock.read_text())["stages"][name]
+        outs = {Path(o["path"]) for o in entry.get("outs", [])}
+        files = entry.get("params") or {}
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return {}
+    if Path(out) not in outs:
+        return {}
+    flat: dict[str, Any] = {}
+    for values in files.values():
+        for key, value in values.items():
+            # A whole section is recorded as a mapping under its name, single keys dotted.
+            if "." not in key and isinstance(value, dict):
+                flat.update({f"{key}.{k}": v for k, v in value.items()})
+            else:
+                flat[key] = value
+    return flat
 
 
 # Keys that moved to another section: a params.yaml written before the move gets told where.

@@ -601,6 +601,36 @@ def test_adaptive_merges_short_chunks_forward_and_respects_max_words() -> None:
     assert all(c.n_tokens <= 7 for c in capped.chunk(ADAPTIVE_TEXT))
 
 
+class _Reading:
+    """ChunkParams that records which keys are read."""
+
+    def __init__(self, p: ChunkParams) -> None:
+        self._p, self.read = p, set()
+
+    def __getattr__(self, key: str):
+        self.read.add(key)
+        return getattr(self._p, key)
+
+
+@pytest.mark.parametrize("method,extra", [(m, {}) for m in methods()] + [("adaptive", {"header": "generator"})])
+def test_each_method_reads_exactly_the_keys_params_says_it_reads(method, extra) -> None:
+    # params.CHUNK_READS is what the chunk stage's warning about an unread change trusts:
+    # it must be what the chunker's from_params takes, no more, no less.
+    from types import SimpleNamespace
+
+    from biochunk.embedding import SentenceEncoder
+
+    cp = params.defaults("chunk", method=method, **extra)
+    proxy = _Reading(cp)
+    # semchunk takes the embedder's tokenizer (no weights are loaded); the rest hash words.
+    encoder = SentenceEncoder("minilm") if method == "semchunk" else MockEncoder()
+    rewriter = lambda name, **kw: SimpleNamespace(propositions=lambda texts: [], titles=lambda texts: [])  # noqa: E731
+    kwargs = {"dataset": "embedded"} if get(method).needs_dataset else {}
+    get(method).from_params(proxy, encoder, rewriter, **kwargs)
+    get(method).needs_rewriter(proxy)
+    assert proxy.read | {"method"} == set(cp.reads()), method
+
+
 def test_adaptive_from_params_reads_the_new_keys() -> None:
     a = build(params.defaults("chunk", method="adaptive", min_words=3, unit="sentence"), MockEncoder())
     assert isinstance(a, AdaptiveChunker) and a.min_words == 3 and a.unit == "sentence"

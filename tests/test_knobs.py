@@ -247,6 +247,17 @@ def test_every_declared_param_has_a_knob_or_a_reason():
         )
 
 
+def test_each_chunk_knob_is_tried_under_a_method_that_reads_it():
+    # The end-to-end cases below prove params.CHUNK_READS' entries live; the chunk stage warns
+    # about a change to any key outside them (test_dvc_exp_run_of_a_key_the_method_does_not_read_...).
+    for key, knob in KNOBS["chunk"].items():
+        if not key.startswith("chunk."):
+            continue
+        setting = {k.removeprefix("chunk."): v for k, v in knob.setting.items() if k.startswith("chunk.")}
+        cp = P.defaults("chunk", **{"method": "fixed", **setting})
+        assert key.removeprefix("chunk.") in cp.reads(), f"{key} is tried under chunk.method {cp.method}, which does not read it"
+
+
 # --- end to end: each knob's variant through its stage script -------------------------------
 
 # Small runs: the reference scorer and generator train a few steps on a few inputs.
@@ -555,3 +566,31 @@ def test_an_execution_param_leaves_the_result_as_it_was(repo, stage, key, value,
     reference = _once(f"{stage}|{json.dumps(setting, sort_keys=True)}", lambda: _run(stage, dest, env, models, setting, tmp_path / "reference"))
     varied = _run(stage, dest, env, models, {**setting, key: value}, tmp_path / "variant", setting)
     assert _same_up_to_rounding(varied, reference), f"{stage}: {key}={value!r} changed the result; it is a knob, not inert"
+
+
+@pytest.mark.slow
+def test_dvc_exp_run_of_a_key_the_method_does_not_read_warns_and_leaves_the_chunks(tmp_path):
+    """`dvc exp run -S chunk.threshold=…` under chunk.method fixed re-runs the chunk stage for
+    nothing; the stage says so (against the params dvc.lock recorded), and only then."""
+    dest, env = copy_repo(tmp_path / "repo")
+    chunks = dest / "data/chunks/embedded/chunks.parquet"
+    _sh(["dvc", "repro", "chunk@embedded"], dest, env)
+    _sh(["git", "add", "-A"], dest, env)
+    _sh(["git", "commit", "-qm", "baseline"], dest, env)
+    before = hashlib.md5(chunks.read_bytes()).hexdigest()
+    threshold = P.section("chunk", dest / "params.yaml").threshold
+
+    def exp_run(setting: str) -> str:
+        cmd = ["dvc", "exp", "run", "-S", setting, "chunk@embedded"]
+        r = subprocess.run(cmd, cwd=dest, env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert "Running stage 'chunk@embedded'" in r.stdout + r.stderr, "DVC did not re-run the stage"
+        return r.stdout + r.stderr
+
+    out = exp_run("chunk.threshold=0.5")
+    assert f"chunk.threshold changed since this stage last ran ({threshold!r} -> 0.5)" in out, out[-2000:]
+    assert "chunk.method fixed does not read it" in out
+    assert hashlib.md5(chunks.read_bytes()).hexdigest() == before
+    out = exp_run("chunk.window=7")  # fixed's own key: no warning, other chunks
+    assert "does not read it" not in out, out[-2000:]
+    assert hashlib.md5(chunks.read_bytes()).hexdigest() != before

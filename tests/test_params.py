@@ -190,3 +190,36 @@ def test_a_key_the_default_params_lack_is_named(tmp_path, monkeypatch):
     with pytest.raises(UserError, match=r"^rank.top_k is missing and .*defaults.yaml does not set it either; add it there$"):
         params.section("rank", data={})
     assert params.section("rank", data={"rank": {"top_k": 3}}).top_k == 3
+
+
+def test_a_change_the_method_does_not_read_is_named_with_the_methods_that_read_it():
+    cp = params.defaults("chunk", method="fixed", threshold=0.5, window=7)
+    lines = cp.unread_changes({"chunk.threshold": 0.8, "chunk.window": 5, "chunk.method": "fixed"})
+    assert len(lines) == 1, lines  # window is fixed's own: its change is no news
+    assert lines[0].startswith("chunk.threshold changed since this stage last ran (0.8 -> 0.5)")
+    assert "chunk.method fixed does not read it" in lines[0] and "read by: adaptive, proposition" in lines[0]
+    assert cp.unread_changes({}) == [], "nothing recorded (a first run): nothing to say"
+    # The generator is adaptive's only under generated headers.
+    before = {"chunk.generator": "smollm2-360m"}
+    assert params.defaults("chunk", method="adaptive", header="generator").unread_changes(before) == []
+    (line,) = params.defaults("chunk", method="adaptive", header="phrase").unread_changes(before)
+    assert "read by: proposition, adaptive with chunk.header generator" in line
+
+
+def test_recorded_reads_the_running_stage_from_its_own_lock(tmp_path, monkeypatch):
+    (tmp_path / "experiments" / "p").mkdir(parents=True)
+    entry = {
+        "cmd": "python stages/chunk.py", "outs": [{"path": "data/chunks/x", "md5": "0.dir"}],
+        "params": {"params.yaml": {"chunk": {"window": 5, "threshold": 0.8}, "embed.model": "minilm"},
+                   "experiments/p/rung.yaml": {"chunk.method": "fixed"}},
+    }  # fmt: skip
+    (tmp_path / "experiments/p/dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {"chunk@x": entry}}))
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    monkeypatch.setenv("DVC_STAGE", "experiments/p/dvc.yaml:chunk@x")
+    want = {"chunk.window": 5, "chunk.threshold": 0.8, "embed.model": "minilm", "chunk.method": "fixed"}
+    assert params.recorded("data/chunks/x") == want
+    assert params.recorded("data/chunks/y") == {}, "an entry that did not write this output is another stage's"
+    monkeypatch.setenv("DVC_STAGE", "chunk@x")  # the root dvc.yaml's (there is no root lock here)
+    assert params.recorded("data/chunks/x") == {}
+    monkeypatch.delenv("DVC_STAGE")
+    assert params.recorded("data/chunks/x") == {}, "outside DVC there is no last run"
