@@ -926,7 +926,8 @@ def recorded(out: str | Path) -> dict[str, Any]:
     where, _, name = stage.rpartition(":")
     lock = Path(root) / Path(where).parent / "dvc.lock"
     try:
-        entry = yaml.safe_load(lock.read_text())["stages"][name]
+        # libyaml's loader where built: a paper pipeline's lock takes 0.9 s in pure Python.
+        entry = yaml.load(lock.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["stages"][name]
         outs = {Path(o["path"]) for o in entry.get("outs", [])}
         files = entry.get("params") or {}
     except (OSError, yaml.YAMLError, KeyError, TypeError):
