@@ -275,23 +275,29 @@ class ChunkParams:
     def _relations(self, s: str) -> None:
         # Sizes that contradict each other (each within its own range). Checked whatever the
         # method: chunk_docs and qa run every method with these same settings. (overlap <
-        # window and chunk_overlap < chunk_size are the ranges above.)
+        # window and chunk_overlap < chunk_size are the ranges above.) Each concerns adaptive's
+        # keys, so under another chunk.method the message says why it is checked at all.
+        why = (
+            "" if self.method == "adaptive"
+            else f" ({s}.min_words and {s}.boundary_overlap are adaptive's, checked under chunk.method {self.method} too "
+            "because chunk_docs, qa and retrieve can run adaptive with these settings)"
+        )  # fmt: skip
         if self.min_words > self.max_words:
             raise UserError(
                 f"{s}.min_words ({self.min_words}) is above {s}.max_words ({self.max_words}): no chunk could be both; "
-                f"lower {s}.min_words or raise {s}.max_words"
+                f"lower {s}.min_words or raise {s}.max_words{why}"
             )
         if self.max_tokens is not None and self.counter == "words" and self.min_words > self.max_tokens:
             raise UserError(
                 f"{s}.min_words ({self.min_words}) is above {s}.max_tokens ({self.max_tokens} words): no chunk could be both; "
-                f"lower {s}.min_words or raise {s}.max_tokens"
+                f"lower {s}.min_words or raise {s}.max_tokens{why}"
             )
         # The repeated start of a chunk must leave room for new text inside the chunk's cap.
         cap, cap_key = (self.max_tokens, "max_tokens") if self.max_tokens is not None else (self.max_words, "max_words")
         if self.boundary_overlap and (self.max_tokens is not None or self.counter == "words") and self.boundary_overlap >= cap:
             raise UserError(
                 f"{s}.boundary_overlap ({self.boundary_overlap}) must be below {s}.{cap_key} ({cap}): "
-                "a chunk would hold nothing but the previous chunk's end"
+                f"a chunk would hold nothing but the previous chunk's end{why}"
             )
 
 

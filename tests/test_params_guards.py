@@ -114,6 +114,17 @@ def test_sizes_in_relation_and_devices(section, raw, needle):
     assert needle in str(e.value)
 
 
+def test_an_adaptive_relation_refused_under_another_method_says_why_it_is_checked():
+    with pytest.raises(UserError) as e:
+        params.section("chunk", data={"chunk": {"method": "recursive", "max_tokens": 12}})
+    msg = str(e.value)
+    assert msg.startswith("chunk.min_words (60) is above chunk.max_tokens (12 words)") and "\n" not in msg
+    assert "checked under chunk.method recursive too because chunk_docs, qa and retrieve can run adaptive" in msg
+    with pytest.raises(UserError) as e:
+        params.section("chunk", data={"chunk": {"method": "adaptive", "max_tokens": 12}})
+    assert "checked under" not in str(e.value), "under adaptive the keys are the method's own"
+
+
 def test_related_sizes_that_agree_pass():
     p = params.section("chunk", data={"chunk": {"min_words": 500, "max_words": 500, "boundary_overlap": 30}})
     assert p.min_words == p.max_words == 500
