@@ -173,7 +173,7 @@ class ConvertParams:
 # The chunk.* keys each method reads besides chunk.method: what its chunker's ``from_params``
 # takes (adaptive's chunk.generator only for generated headers: ``ChunkParams.reads``). A key
 # outside its method's list is inert under that method; the chunk stage warns when one changes
-# (``ChunkParams.unread_changes``). tests/test_params.py checks each list against what
+# (``ChunkParams.unread_changes``). tests/test_chunkers.py checks each list against what
 # from_params reads. semchunk counts the embedder's tokens whatever chunk.counter says.
 _SIZED = ("counter", "max_tokens")
 CHUNK_READS: dict[str, tuple[str, ...]] = {

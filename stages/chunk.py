@@ -27,7 +27,7 @@ def main() -> None:
     cp = params.section("chunk", args.params)
     ep = params.section("embed", args.params)
     xp = params.section("compute", args.params)
-    # `dvc exp run -S chunk.threshold=0.8` under chunk.method fixed re-runs this stage for nothing: say so.
+    # `dvc exp run -S chunk.threshold=0.5` under chunk.method fixed re-runs this stage for nothing: say so.
     for line in cp.unread_changes(params.recorded(args.out)):
         log.warning(line)
     models.require(chunking.models_used(cp, ep.model))
