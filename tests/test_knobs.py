@@ -174,6 +174,24 @@ KNOBS["evaluate_qa"] = {
     "evaluate_qa.bertscore_layers": Knob(2, QA),
 }
 
+# The long-document branch (data.documents) chunks the chunk stage's six-sentence documents
+# whole; each chunk knob acts on the method of its setting (chunk_docs.methods: [that method]).
+DOCS_ONE = {"chunk_docs.methods": ["fixed"]}
+
+
+def _docs_chunk(knob: Knob) -> Knob:
+    """A chunk stage knob as a chunk_docs knob: its setting's method is the one method run."""
+    setting = dict(knob.setting)
+    method = setting.pop("chunk.method", "fixed")
+    return Knob(knob.value, {**DOCS_ONE, "chunk_docs.methods": [method], **setting})
+
+
+KNOBS["chunk_docs"] = {
+    **{k: _docs_chunk(kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    "chunk_docs.methods": Knob(["recursive"], DOCS_ONE),
+    "chunk_docs.max_documents": Knob(5, DOCS_ONE),
+}
+
 _HOW = "decides how the work runs, not its result"
 _DEVICE = f"{_HOW}: cpu here; on CUDA the encoder runs in float16, which moves the vectors by rounding (embedding.encoder_dtype)"
 _QUANTIZE = "acts on CUDA only: auto and nf4 load 4-bit there; on a CPU auto loads float32, as none does, and nf4 stops with one line"
@@ -203,6 +221,12 @@ INERT: dict[str, dict[str, str]] = {
         "generate.gen_batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
         "generate.quantize": _QUANTIZE,
     },
+    "chunk_docs": {
+        "chunk.method": "chunk_docs.methods names the methods run; each replaces chunk.method (its other chunk.* settings apply)",
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+    },
     "qa_context": {
         "chunk.method": "qa.methods names the arms' chunk methods; each replaces chunk.method (its other chunk.* settings apply)",
         "qa.retriever": "one value is allowed (dense): the seam for another retriever (retrieval/contexts.py)",
@@ -221,7 +245,10 @@ INERT: dict[str, dict[str, str]] = {
 
 
 # The triple branch (the default run) and the QA branch (data.qa).
-STAGES = ("download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "qa_context", "generate_qa", "evaluate_qa")
+STAGES = (
+    "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs",
+    "qa_context", "generate_qa", "evaluate_qa",
+)  # fmt: skip
 
 
 def declared() -> dict[str, set[str]]:
@@ -312,6 +339,8 @@ for name, seed in (("llama-a", 1), ("llama-b", 2)):
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
     """A copy of the repository with the embedded data converted, chunked, embedded and ranked."""
+    from biochunk.io import DOCUMENTS, write_table
+
     base = tmp_path_factory.mktemp("knobs")
     dest, env = copy_repo(base / "repo", REFERENCE)
     _sh(["dvc", "repro", "rank@embedded"], dest, env)
@@ -326,6 +355,10 @@ def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
             row = first.loc[group[0]].to_dict()
             rows.append({**row, "id": f"doc{d}", "sentence": " ".join(first.loc[i, "sentence"] for i in group)})
         pd.DataFrame(rows, columns=train.columns).to_parquet(dest / f"knob-train-{kind}.parquet", index=False)
+        docs = pd.DataFrame({"doc_id": [r["id"] for r in rows], "text": [r["sentence"] for r in rows]})
+        docs = docs.assign(title=None, sections=None, paragraphs=None)
+        (dest / f"knob-docs-{kind}").mkdir()
+        write_table(docs, dest / f"knob-docs-{kind}" / "documents.parquet", DOCUMENTS)
     _bioasq_like(dest / "knob-bioasq")
     # hybrid reads a dataset's relations, trigger lexicon and hierarchy (configs/triggers/README.md);
     # the QA arms' hybrid knobs run with the embedded set's, as a user would copy them.
@@ -431,6 +464,14 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
         _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "chunks.parquet"]
+    if stage == "chunk_docs":
+        kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
+        _sh(
+            [sys.executable, "stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
+             "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "chunks.parquet", out / "m.json"]
     if stage == "embed":
         _sh([sys.executable, "stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "vectors.parquet"]
@@ -550,6 +591,7 @@ def test_the_knob_changes_what_its_stage_writes(repo, stage, key, tmp_path):
 EXECUTION = [
     ("chunk", "embed.batch_size", 3, PERCENTILE),
     ("chunk", "compute.partition_rows", 7, FIXED),
+    ("chunk_docs", "embed.batch_size", 3, {"chunk_docs.methods": ["percentile"]}),
     ("embed", "embed.batch_size", 7, FIXED),
     ("embed", "compute.partition_rows", 100, FIXED),
     ("generate", "generate.gen_batch_size", 1, GENERATOR),
