@@ -131,15 +131,16 @@ RESHAPED = {**QA, "qa.contexts": ["reshaped"], "reshape.passages": 6, "reshape.t
 QA_GEN = {**QA, "generate.model": LLAMA_A}
 
 
-def _qa_chunk(knob: Knob) -> Knob:
-    """A chunk stage knob as a qa_context knob: its setting's method is the one arm."""
+def _one_method(knob: Knob, base: dict, methods: str) -> Knob:
+    """A chunk stage knob for a stage that runs a list of methods (``methods``, over the
+    ``base`` setting): its setting's method is the one method run."""
     setting = dict(knob.setting)
     method = setting.pop("chunk.method", "fixed")
-    return Knob(knob.value, {**QA, "qa.methods": [method], **setting})
+    return Knob(knob.value, {**base, methods: [method], **setting})
 
 
 KNOBS["qa_context"] = {
-    **{k: _qa_chunk(kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    **{k: _one_method(kn, QA, "qa.methods") for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
     "qa.methods": Knob(["recursive"], QA),
     "qa.corpus": Knob("sampled", QA),
     "qa.top_k": Knob(2, QA),
@@ -179,15 +180,8 @@ KNOBS["evaluate_qa"] = {
 DOCS_ONE = {"chunk_docs.methods": ["fixed"]}
 
 
-def _docs_chunk(knob: Knob) -> Knob:
-    """A chunk stage knob as a chunk_docs knob: its setting's method is the one method run."""
-    setting = dict(knob.setting)
-    method = setting.pop("chunk.method", "fixed")
-    return Knob(knob.value, {**DOCS_ONE, "chunk_docs.methods": [method], **setting})
-
-
 KNOBS["chunk_docs"] = {
-    **{k: _docs_chunk(kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    **{k: _one_method(kn, DOCS_ONE, "chunk_docs.methods") for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
     "chunk_docs.methods": Knob(["recursive"], DOCS_ONE),
     "chunk_docs.max_documents": Knob(5, DOCS_ONE),
 }
