@@ -257,11 +257,11 @@ class ChunkParams:
         """One line per chunk.* key whose value differs from ``before`` (``recorded()``: the
         last run's) while ``method`` does not read it: DVC re-runs the stage for such a change,
         and the chunks come out as they were."""
-        out = []
+        out, read = [], self.reads()
         for key in sorted(f.name for f in dataclasses.fields(self)):
             new = getattr(self, key)
             old = before.get(f"chunk.{key}", new)
-            if old == new or key in self.reads():
+            if old == new or key in read:
                 continue
             readers = [m for m in CHUNK_READS if key in CHUNK_READS[m]]
             if key == "generator":
