@@ -1,13 +1,14 @@
-"""Every param that a stage of dvc.yaml's triple and QA branches declares reaches what that
-stage writes, or is named here as inert with the reason.
+"""Every param that a stage of dvc.yaml's triple, long-document, QA and classification
+branches (and the retrieval branch's train_reranker) declares reaches what that stage writes,
+or is named here as inert with the reason.
 
 The developers' rule: a param whose change cannot alter what the model reads or what is scored
 is a defect, however well it is unit-tested. So each declared param (``dvc.yaml``'s ``params``
-of download ... evaluate and qa_context ... evaluate_qa, sections expanded to their keys) has
-either a variant in ``KNOBS``, run end to end through the stage script on the embedded data (the
-QA stages: a small BioASQ-like set) and required to change the stage's output, or a reason in
-``INERT``. ``test_every_declared_param_has_a_knob_or_a_reason``
-keeps the two lists equal to what ``dvc.yaml`` declares, so a new param needs one or the other.
+of the stages in ``STAGES``, sections expanded to their keys) has either a variant in ``KNOBS``,
+run end to end through the stage script on the embedded data (the QA stages and train_reranker:
+small BioASQ-like sets) and required to change the stage's output, or a reason in ``INERT``.
+``test_every_declared_param_has_a_knob_or_a_reason`` keeps the two lists equal to what
+``dvc.yaml`` declares, so a new param needs one or the other.
 
 A knob acts under a setting: ``chunk.threshold`` moves adaptive chunks, not fixed ones, so its
 variant is compared with the reference run under ``chunk.method: adaptive``. Models are params
@@ -186,6 +187,43 @@ KNOBS["chunk_docs"] = {
     "chunk_docs.max_documents": Knob(5, DOCS_ONE),
 }
 
+# The classification branch (data.classification) keeps six of the chunk stage's six-sentence
+# documents as its labelled memory (alternately ADE and not) and answers single sentences with
+# the tiny Llama; each chunk knob acts on the memory under its own setting.
+CLS = {"generate.model": LLAMA_A, "classify.max_inputs": 6, "classify.n_examples": 1}
+
+KNOBS["classify"] = {
+    **{k: Knob(kn.value, {**CLS, **kn.setting}) for k, kn in KNOBS["chunk"].items()},
+    "classify.n_chunks": Knob(1, CLS),
+    "classify.n_examples": Knob(2, CLS),
+    "classify.max_inputs": Knob(4, CLS),
+    "classify.max_new_tokens": Knob(2, CLS),
+    "classify.seed": Knob(7, CLS),
+    "generate.model": Knob(LLAMA_B, CLS),
+    "evaluate.bootstrap": Knob(50, CLS),
+    "evaluate.seed": Knob(7, CLS),
+}
+
+# The retrieval branch (data.retrieval) trains its reranker on a BioASQ-like set whose questions
+# share terms with other records (BM25's hard negatives); a few steps on short inputs.
+RERANK = {"train_reranker.steps": 2, "train_reranker.batch_size": 2, "train_reranker.negatives": 6,
+          "train_reranker.max_length": 48, "retrieve.qa_test_splits": ["1B3"]}  # fmt: skip
+
+KNOBS["train_reranker"] = {
+    "train_reranker.model": Knob(MINILM5, RERANK),
+    "train_reranker.steps": Knob(3, RERANK),
+    "train_reranker.batch_size": Knob(3, RERANK),
+    "train_reranker.negatives": Knob(2, RERANK),
+    "train_reranker.lr": Knob(0.01, RERANK),
+    "train_reranker.head_lr": Knob(0.1, RERANK),
+    "train_reranker.max_length": Knob(24, RERANK),
+    "train_reranker.seed": Knob(7, RERANK),
+    "retrieve.qa_test_splits": Knob(["1B2"], RERANK),
+    "retrieve.k1": Knob(3.0, RERANK),
+    "retrieve.b": Knob(0.0, RERANK),  # no length normalisation
+    "corpus.bioasq_unit": Knob("snippet", RERANK),
+}
+
 _HOW = "decides how the work runs, not its result"
 _DEVICE = f"{_HOW}: cpu here; on CUDA the encoder runs in float16, which moves the vectors by rounding (embedding.encoder_dtype)"
 _QUANTIZE = "acts on CUDA only: auto and nf4 load 4-bit there; on a CPU auto loads float32, as none does, and nf4 stops with one line"
@@ -235,13 +273,19 @@ INERT: dict[str, dict[str, str]] = {
     "evaluate_qa": {
         "evaluate_qa.bertscore_batch_size": f"{_HOW}: BERTScore pairs per batch",
     },
+    "classify": {
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "generate.gen_batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
+        "generate.quantize": _QUANTIZE,
+    },
 }
 
 
-# The triple branch (the default run) and the QA branch (data.qa).
+# The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
     "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs",
-    "qa_context", "generate_qa", "evaluate_qa",
+    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker",
 )  # fmt: skip
 
 
@@ -342,6 +386,7 @@ def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
     train = pd.read_parquet(dest / "data/interim/embedded/train.parquet")
     ids = list(dict.fromkeys(train["id"]))
     first = train.drop_duplicates("id").set_index("id")
+    held_out = list(pd.read_parquet(dest / "data/interim/embedded/test.parquet").drop_duplicates("id")["sentence"][:ADE_TEST])
     for kind, n in DOCS.items():
         rows = []
         for d in range(n):
@@ -353,7 +398,10 @@ def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
         docs = docs.assign(title=None, sections=None, paragraphs=None)
         (dest / f"knob-docs-{kind}").mkdir()
         write_table(docs, dest / f"knob-docs-{kind}" / "documents.parquet", DOCUMENTS)
+        if kind == "generator":
+            _ade_like(dest / "knob-ade", docs, held_out)
     _bioasq_like(dest / "knob-bioasq")
+    _bioasq_like(dest / "knob-bioasq-varied", varied=True)
     # hybrid reads a dataset's relations, trigger lexicon and hierarchy (configs/triggers/README.md);
     # the QA arms' hybrid knobs run with the embedded set's, as a user would copy them.
     for kind in ("", "triggers/", "hierarchy/"):
@@ -377,28 +425,59 @@ DRUGS = [
 ]
 
 
-def _bioasq_like(data: Path) -> None:
+FILLERS = [
+    "It was studied in several randomised trials in adults and children.",
+    "Side effects were reported rarely, although nausea and headache occurred in some patients.",
+    "Doses were adjusted for kidney function, and levels were monitored in the elderly.",
+    "Cost and availability differ widely between countries.", "Guidelines recommend it where the evidence is strongest.",
+    "Long-term safety data remain limited for pregnant women.", "Further studies are under way.",
+]  # fmt: skip
+
+
+REPEATS = [(3, 0), (1, 1), (0, 3), (2, 1), (0, 0), (1, 2)]  # the nausea and kidney fillers' copies
+
+
+def _bioasq_like(data: Path, varied: bool = False) -> None:
     """Twelve questions in three batches, each with two snippets (title and abstract) of its own
-    PubMed record; every third record also holds a snippet of the next drug's record."""
+    PubMed record.
+
+    ``varied``: each question asks about patients with nausea or poor kidney function too, and
+    the abstracts repeat the fillers that say so (none to three times) and differ in length, so
+    BM25 ranks other records below the gold one (the reranker's hard negatives) in an order that
+    its k1 (term saturation) and b (length normalisation) decide.
+    """
     from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, write_table
 
     questions, snippets = [], []
     for i, (drug, fact, kind) in enumerate(DRUGS):
         doc = f"http://www.ncbi.nlm.nih.gov/pubmed/{1000 + i}"
-        questions.append({"id": f"q{i}", "split": f"1B{i % 3 + 1}", "type": kind, "body": f"What does {drug} do?",
+        body = f"What does {drug} do for patients with nausea or poor kidney function?" if varied else f"What does {drug} do?"
+        questions.append({"id": f"q{i}", "split": f"1B{i % 3 + 1}", "type": kind, "body": body,
                           "ideal_answer": [f"{drug} {fact}."], "exact_answer": [drug], "documents": [doc]})  # fmt: skip
-        texts = [("title", f"{drug} in clinical practice."), ("abstract", " ".join([
-            f"{drug} {fact}, which explains most of its benefit.", "It was studied in several randomised trials in adults and children.",
-            "Side effects were reported rarely, although nausea and headache occurred in some patients.",
-            "Doses were adjusted for kidney function, and levels were monitored in the elderly.",
-            "Cost and availability differ widely between countries.", "Guidelines recommend it where the evidence is strongest.",
-            "Long-term safety data remain limited for pregnant women.", "Further studies are under way.",
-        ]))]  # fmt: skip
+        nausea, kidney = REPEATS[i % len(REPEATS)]
+        fillers = [FILLERS[1]] * nausea + [FILLERS[2]] * kidney + FILLERS[3:][: i % 4 + 1] + FILLERS[:1] if varied else FILLERS
+        texts = [("title", f"{drug} in clinical practice."), ("abstract", " ".join([f"{drug} {fact}, which explains most of its benefit.", *fillers]))]
         for n, (section, text) in enumerate(texts):
             snippets.append({"question_id": f"q{i}", "snippet_id": f"q{i}-{n}", "text": text, "document": doc,
                              "begin_section": section, "end_section": section, "offset_begin": 0, "offset_end": len(text)})  # fmt: skip
     write_table(pd.DataFrame(questions), data / "questions.parquet", QA_QUESTIONS)
     write_table(pd.DataFrame(snippets), data / "snippets.parquet", QA_SNIPPETS)
+
+
+ADE_TEST = 12
+
+
+def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
+    """The documents as labelled training texts (alternately ADE and not), the embedded test
+    split's sentences as the test set."""
+    from biochunk.io import CLASSIFICATION, write_table
+
+    data.mkdir()
+    train = pd.DataFrame({"id": docs["doc_id"], "split": "train", "text": docs["text"], "label": [i % 2 for i in range(len(docs))]})
+    test = pd.DataFrame({"id": [f"t{i}" for i in range(len(sentences))], "split": "test", "text": sentences,
+                         "label": [i % 2 for i in range(len(sentences))]})  # fmt: skip
+    write_table(train, data / "train.parquet", CLASSIFICATION)
+    write_table(test, data / "test.parquet", CLASSIFICATION)
 
 
 def _params(dest: Path, models: dict, changes: dict) -> dict:
@@ -454,18 +533,31 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
     (out / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, changes)))
     pf = ["--params", out / "params.yaml"]
     data, chunks = "data/interim/embedded", "data/chunks/embedded/chunks.parquet"
+    # The generator-based setting reads the few documents (a header per chunk is slow).
+    kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
     if stage == "chunk":
-        kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
         _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "chunks.parquet"]
     if stage == "chunk_docs":
-        kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
         _sh(
             [sys.executable, "stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
              "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "chunks.parquet", out / "m.json"]
+    if stage == "classify":
+        _sh(
+            [sys.executable, "stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",
+             "--metrics", out / "m.json", "--items", out / "items.parquet", "--plots", out / "plots", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "o" / "predictions.parquet", out / "o" / "chunks.parquet", out / "m.json", out / "items.parquet"]
+    if stage == "train_reranker":
+        _sh([sys.executable, "stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf], dest, env)
+        # The saved cross-encoder and its report, less the training's wall time.
+        report = json.loads((out / "o" / "report.json").read_text())
+        (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "seconds"}, sort_keys=True))
+        return [out / "report.json", *sorted(f for f in (out / "o").rglob("*") if f.is_file() and f.name != "report.json")]
     if stage == "embed":
         _sh([sys.executable, "stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "vectors.parquet"]
@@ -591,6 +683,7 @@ EXECUTION = [
     ("generate", "generate.gen_batch_size", 1, GENERATOR),
     ("generate_qa", "generate.gen_batch_size", 1, QA_GEN),
     ("evaluate_qa", "evaluate_qa.bertscore_batch_size", 3, QA),
+    ("classify", "generate.gen_batch_size", 1, CLS),
 ]
 
 
