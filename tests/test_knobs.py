@@ -454,8 +454,10 @@ def _bioasq_like(data: Path, varied: bool = False) -> None:
         body = f"What does {drug} do for patients with nausea or poor kidney function?" if varied else f"What does {drug} do?"
         questions.append({"id": f"q{i}", "split": f"1B{i % 3 + 1}", "type": kind, "body": body,
                           "ideal_answer": [f"{drug} {fact}."], "exact_answer": [drug], "documents": [doc]})  # fmt: skip
-        nausea, kidney = REPEATS[i % len(REPEATS)]
-        fillers = [FILLERS[1]] * nausea + [FILLERS[2]] * kidney + FILLERS[3:][: i % 4 + 1] + FILLERS[:1] if varied else FILLERS
+        fillers = FILLERS
+        if varied:
+            nausea, kidney = REPEATS[i % len(REPEATS)]
+            fillers = [FILLERS[1]] * nausea + [FILLERS[2]] * kidney + FILLERS[3:][: i % 4 + 1] + FILLERS[:1]
         texts = [("title", f"{drug} in clinical practice."), ("abstract", " ".join([f"{drug} {fact}, which explains most of its benefit.", *fillers]))]
         for n, (section, text) in enumerate(texts):
             snippets.append({"question_id": f"q{i}", "snippet_id": f"q{i}-{n}", "text": text, "document": doc,
