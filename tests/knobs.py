@@ -1,11 +1,11 @@
 """The knob test's table and machinery: every param that a stage of dvc.yaml's triple,
-long-document, QA and classification branches (and the retrieval branch's train_reranker)
-declares reaches what that stage writes, or is named here as inert with the reason.
+long-document, QA and classification branches (and the retrieval branch's train_reranker and
+retrieve) declares reaches what that stage writes, or is named here as inert with the reason.
 
 The developers' rule: a param whose change cannot alter what the model reads or what is scored
 is a defect, however well it is unit-tested. So each declared param (``dvc.yaml``'s ``params``
 of the stages in ``STAGES``, sections expanded to their keys) has either a variant in ``KNOBS``,
-run end to end through the stage script on the embedded data (the QA stages and train_reranker:
+run end to end through the stage script on the embedded data (the QA and retrieval stages:
 small BioASQ-like sets) and required to change the stage's output, or a reason in ``INERT``.
 ``tests/test_knobs.py`` keeps the two lists equal to what ``dvc.yaml`` declares, so a new param
 needs one or the other; the ``tests/test_knobs_<branch>.py`` modules run the cases, one module
@@ -133,12 +133,12 @@ RESHAPED = {**QA, "qa.contexts": ["reshaped"], "reshape.passages": 6, "reshape.t
 QA_GEN = {**QA, "generate.model": LLAMA_A}
 
 
-def _one_method(knob: Knob, base: dict, methods: str) -> Knob:
-    """A chunk stage knob for a stage that runs a list of methods (``methods``, over the
-    ``base`` setting): its setting's method is the one method run."""
+def _one_method(knob: Knob, base: dict, *lists: str) -> Knob:
+    """A chunk stage knob for a stage that runs lists of methods (the params ``lists``, over the
+    ``base`` setting): its setting's method is the one method of each list."""
     setting = dict(knob.setting)
     method = setting.pop("chunk.method", "fixed")
-    return Knob(knob.value, {**base, methods: [method], **setting})
+    return Knob(knob.value, {**base, **{m: [method] for m in lists}, **setting})
 
 
 KNOBS["qa_context"] = {
@@ -239,15 +239,12 @@ RETRIEVE = {"retrieve.bm25_methods": ["fixed"], "retrieve.dense_methods": ["fixe
 HYBRID_ONLY = ("chunk.entity_windows", "chunk.propositions", "chunk.tiers", "chunk.hierarchy", "chunk.hierarchy_order", "chunk.entities")
 
 
-def _both_lists(knob: Knob) -> Knob:
-    """A chunk stage knob for retrieve: its setting's method is the one method under BM25 and dense."""
-    setting = dict(knob.setting)
-    method = setting.pop("chunk.method", "fixed")
-    return Knob(knob.value, {**RETRIEVE, "retrieve.bm25_methods": [method], "retrieve.dense_methods": [method], **setting})
-
-
 KNOBS["retrieve"] = {
-    **{k: _both_lists(kn) for k, kn in KNOBS["chunk"].items() if k not in ("chunk.method", *HYBRID_ONLY)},
+    **{
+        k: _one_method(kn, RETRIEVE, "retrieve.bm25_methods", "retrieve.dense_methods")
+        for k, kn in KNOBS["chunk"].items()
+        if k not in ("chunk.method", *HYBRID_ONLY)
+    },
     # retrieve writes no chunk table (the chunk stage's n_tokens): counter acts through max_tokens.
     "chunk.counter": Knob("chars", {**RETRIEVE, "chunk.max_tokens": 12, "chunk.min_words": 0}),
     "retrieve.bm25_methods": Knob(["recursive"], RETRIEVE),
