@@ -231,12 +231,14 @@ KNOBS["train_reranker"] = {
 # params.yaml's retrieve.chunk replaces chunk.window, overlap, max_tokens and min_words for
 # retrieval; here it replaces none, so every chunk knob acts as it does in the chunk stage.
 RETRIEVE = {"retrieve.bm25_methods": ["fixed"], "retrieve.dense_methods": ["fixed"], "retrieve.chunk": {},
-            "retrieve.qa_test_splits": ["1B3"], "retrieve.rerank_depth": 4, "retrieve.reshape_questions": 2, "retrieve.ks": [3, 5], "retrieve.save_depth": 5,
-            "reshape.passages": 6, "reshape.top_m": 2, "reshape.keep": 2}  # fmt: skip
+            "retrieve.qa_test_splits": ["1B3"], "retrieve.rerank_depth": 4, "retrieve.reshape_questions": 2,
+            "retrieve.ks": [3, 5], "retrieve.save_depth": 5, "reshape.passages": 6, "reshape.top_m": 2, "reshape.keep": 2}  # fmt: skip
 
-
-# Read only by chunk.method hybrid, which retrieve does not run (params.RetrieveParams).
-HYBRID_ONLY = ("chunk.entity_windows", "chunk.propositions", "chunk.tiers", "chunk.hierarchy", "chunk.hierarchy_order", "chunk.entities")
+# The chunk keys that only chunk.method hybrid reads (params.CHUNK_READS); retrieve does not
+# run hybrid (params.RetrieveParams rejects it in either method list).
+HYBRID_ONLY = tuple(
+    f"chunk.{k}" for k in P.CHUNK_READS["hybrid"] if not any(k in keys for m, keys in P.CHUNK_READS.items() if m != "hybrid")
+)
 
 
 KNOBS["retrieve"] = {

@@ -10,8 +10,9 @@ import subprocess
 import pytest
 
 from biochunk import params as P
+from biochunk.errors import UserError
 from tests.conftest import ROOT, copy_repo
-from tests.knobs import BRANCHES, EXECUTION, INERT, KNOBS, _sh, declared
+from tests.knobs import BRANCHES, EXECUTION, HYBRID_ONLY, INERT, KNOBS, _sh, declared
 
 
 def test_every_declared_param_has_a_knob_or_a_reason():
@@ -43,6 +44,16 @@ def test_each_chunk_knob_is_tried_under_a_method_that_reads_it():
         setting = {k.removeprefix("chunk."): v for k, v in knob.setting.items() if k.startswith("chunk.")}
         cp = P.defaults("chunk", **{"method": "fixed", **setting})
         assert key.removeprefix("chunk.") in cp.reads(), f"{key} is tried under chunk.method {cp.method}, which does not read it"
+
+
+
+def test_the_chunk_keys_inert_in_retrieve_belong_to_a_method_it_rejects():
+    # INERT's reason for HYBRID_ONLY in retrieve: hybrid alone reads them, and neither method list takes it.
+    assert HYBRID_ONLY and set(HYBRID_ONLY) <= set(INERT["retrieve"])
+    for key in ("bm25_methods", "dense_methods"):
+        with pytest.raises(UserError, match=f"retrieve.{key}: unknown value 'hybrid'"):
+            P.section("retrieve", data={"retrieve": {key: ["hybrid"]}})
+        assert getattr(P.section("retrieve", data={"retrieve": {key: ["fixed"]}}), key) == ["fixed"]  # the method, not the list
 
 
 @pytest.mark.slow
