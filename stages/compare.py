@@ -38,12 +38,14 @@ from biochunk.datasets.local import KINDS, convert_local, dataset_name
 from biochunk.embedding import MemoEncoder
 from biochunk.evaluation import corpus_compare as compare
 from biochunk.evaluation.corpus_report import render
+from biochunk.generation.rewrite import Rewriter
 from biochunk.errors import UserError
 from biochunk.io import CHUNKS, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
 from biochunk.partitions import EngineEncoder
 from biochunk.retrieval.experiment import RETRIEVERS
 
-TIMING = ("seconds", "mb_per_s", "chunks_per_s")  # per method, written to timing.json beside metrics.json
+# Per method, to timing.json beside metrics.json, with the reranker's training seconds.
+TIMING = ("seconds", "mb_per_s", "chunks_per_s")
 
 log = logging.getLogger("compare")
 # Named in the marker of --out folders: a folder holding it may be replaced by the next run.
@@ -136,7 +138,7 @@ def main() -> None:
             encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
             reranker = None if args.no_rerank else tp
             result = compare.run(
-                corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap, reranker
+                corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap, reranker, Rewriter
             )
         metrics = compare.metrics(result, corpus, {k: info[k] for k in ("dataset", "kind", "task")})
         runs = [MethodRun(m, result.chunks[m], result.sizes[m]["seconds"], result.sizes[m]["counter"]) for m in methods]
@@ -144,6 +146,9 @@ def main() -> None:
         # Wall time apart from the metrics: the metrics are the same bytes on every run, so
         # `dvc metrics diff` shows what a change did and not how busy the machine was.
         timing = {m: {k: metrics["sizes"][m].pop(k) for k in TIMING if k in metrics["sizes"][m]} for m in metrics["sizes"]}
+        report = (metrics.get("rerank") or {}).get("report") or {}
+        if "seconds" in report:  # the reranker's training time
+            timing["rerank"] = {"seconds": report.pop("seconds")}
         with atomic_path(out, owner=OWNER) as tmp:
             tmp.mkdir(parents=True)
             shutil.copytree(data, tmp / "data")

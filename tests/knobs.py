@@ -15,6 +15,10 @@ A knob acts under a setting: ``chunk.threshold`` moves adaptive chunks, not fixe
 variant is compared with the reference run under ``chunk.method: adaptive``. Models are params
 too: their variants are local folders (MiniLM without its first layer, two tiny random Llamas
 with SmolLM2's tokenizer), so the real loading code is what reads them, offline.
+
+The stage scripts run as forks of ``tests/zygote.py`` (``Zygote``), which has imported what
+they import: a run is the script's ``__main__`` in a fresh child process, as a subprocess
+would be, without the few seconds of imports that were most of each short run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -277,6 +282,41 @@ KNOBS["retrieve"] = {
     "train_reranker.seed": Knob(7, RETRIEVE),
 }
 
+# The retrieve keys that compare replaces or has nothing for: it runs chunk_docs.methods under every
+# retriever, and a BEIR corpus has no BioASQ batches to hold out or questions to reshape.
+COMPARE_INERT = ("retrieve.bm25_methods", "retrieve.dense_methods", "retrieve.qa_test_splits", "retrieve.reshape_questions")
+
+# compare (data.local: a user's corpus) on a BEIR folder made of the reranker's BioASQ-like set:
+# train judgements for batches 1B1 and 1B2 (its reranker trains on them), test judgements for
+# 1B3's four questions; one chunk method under BM25, dense and their hybrid.
+COMPARE = {"chunk_docs.methods": ["fixed"], "retrieve.chunk": {}, "retrieve.ks": [3, 5], "retrieve.save_depth": 5,
+           "retrieve.rerank_depth": 4, **{k: v for k, v in RERANK.items() if k.startswith("train_reranker.")}}  # fmt: skip
+
+KNOBS["compare"] = {
+    **{k: _one_method(kn, COMPARE, "chunk_docs.methods") for k, kn in KNOBS["chunk"].items() if k not in ("chunk.method", *HYBRID_ONLY)},
+    "chunk_docs.methods": Knob(["recursive"], COMPARE),
+    "retrieve.chunk": Knob({"window": 7}, COMPARE),
+    "retrieve.depth": Knob(5, COMPARE),
+    "retrieve.aggregate": Knob("sum", {**COMPARE, "retrieve.chunk": {"window": 10}}),  # several chunks per document
+    "retrieve.k1": Knob(3.0, COMPARE),
+    "retrieve.b": Knob(0.0, COMPARE),
+    "retrieve.index": Knob("hnsw", COMPARE),  # as in retrieve: it reorders near-ties on so few documents
+    "retrieve.rrf_k": Knob(1, COMPARE),
+    "retrieve.ks": Knob([2], COMPARE),
+    "retrieve.save_depth": Knob(3, COMPARE),
+    "retrieve.rerank_depth": Knob(2, COMPARE),
+    "retrieve.seed": Knob(7, COMPARE),
+    "embed.model": Knob(MINILM5, COMPARE),  # the dense retriever's encoder too, so under fixed chunks
+    "train_reranker.model": Knob(MINILM5, COMPARE),  # a ready cross-encoder, used without training
+    "train_reranker.steps": Knob(3, COMPARE),
+    "train_reranker.batch_size": Knob(3, COMPARE),
+    "train_reranker.negatives": Knob(2, COMPARE),
+    "train_reranker.lr": Knob(0.01, COMPARE),
+    "train_reranker.head_lr": Knob(0.1, COMPARE),
+    "train_reranker.max_length": Knob(24, COMPARE),
+    "train_reranker.seed": Knob(7, COMPARE),
+}
+
 _HOW = "decides how the work runs, not its result"
 _DEVICE = f"{_HOW}: cpu here; on CUDA the encoder runs in float16, which moves the vectors by rounding (embedding.encoder_dtype)"
 _QUANTIZE = "acts on CUDA only: auto and nf4 load 4-bit there; on a CPU auto loads float32, as none does, and nf4 stops with one line"
@@ -338,6 +378,21 @@ INERT: dict[str, dict[str, str]] = {
         "embed.device": _DEVICE,
         "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
     },
+    "compare": {
+        "chunk.method": "chunk_docs.methods names the methods compared; each replaces chunk.method",
+        **{k: "read by chunk.method hybrid only, which needs a triple dataset's trigger lexicon and relation hierarchy: "
+           "compare does not run it on a user's corpus" for k in HYBRID_ONLY},
+        "retrieve.bm25_methods": "chunk_docs.methods replaces it: compare runs every method under every retriever (--retrievers)",
+        "retrieve.dense_methods": "chunk_docs.methods replaces it: compare runs every method under every retriever (--retrievers)",
+        "retrieve.qa_test_splits": "names BioASQ batches to hold out; compare evaluates on the corpus's own test judgements",
+        "retrieve.reshape_questions": "sets how many questions retrieve reshapes contexts for; compare reshapes none",
+        "retrieve.use_gpu": f"{_HOW}: exact search on every backend (faiss-gpu, torch or faiss-cpu)",
+        "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+        "convert.skip_malformed": "acts on malformed rows only, and the knob corpus has none: tests/test_corpus_inputs.py shows "
+        "convert_local (compare's reader) skipping and counting them",
+    },
     "classify": {
         "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
         "embed.device": _DEVICE,
@@ -350,7 +405,7 @@ INERT: dict[str, dict[str, str]] = {
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
     "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs",
-    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve",
+    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "compare",
 )  # fmt: skip
 
 
@@ -384,6 +439,50 @@ DOCS = {"default": 40, "generator": 6}
 def _sh(cmd: list, cwd: Path, env: dict) -> None:
     r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+class Zygote:
+    """tests/zygote.py for one repository copy, started with the copy's environment: each
+    request runs a stage script as ``python <script> <args>`` in ``cwd`` would, in a fork of a
+    process that has imported what the stages import (most of a short run is imports)."""
+
+    def __init__(self, dest: Path, env: dict):
+        scripts = sorted(str(p.relative_to(dest)) for p in (dest / "stages").glob("*.py"))
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("zygote.py")), *scripts],
+            cwd=dest, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self._reply()  # "ready", or it failed to import
+
+    def _reply(self) -> Any:
+        line = self.proc.stdout.readline()
+        assert line, f"tests/zygote.py exited with {self.proc.wait()}"
+        return json.loads(line)
+
+    def run(self, argv: list[str], cwd: Path) -> tuple[int, str]:
+        """The exit status and output of ``python argv[0] argv[1:]`` in ``cwd``."""
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "log"
+            self.proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "log": str(log)}) + "\n")
+            self.proc.stdin.flush()
+            code = self._reply()
+            return code, log.read_text() if log.exists() else ""
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+_ZYGOTES: dict[Path, Zygote] = {}
+
+
+def _stage(cmd: list, cwd: Path, env: dict) -> None:
+    """Run a stage script (``cmd``: the script, then its arguments) in the copy ``cwd``."""
+    if cwd not in _ZYGOTES:
+        _ZYGOTES[cwd] = Zygote(cwd, env)
+    argv = [str(c) for c in cmd]
+    code, output = _ZYGOTES[cwd].run(argv, cwd)
+    assert code == 0, f"python {' '.join(argv)} failed ({code}):\n{output[-6000:]}"
 
 
 def _models(dest: Path) -> dict[str, str]:
@@ -447,6 +546,7 @@ def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
             _ade_like(dest / "knob-ade", docs, held_out)
     _bioasq_like(dest / "knob-bioasq")
     _bioasq_like(dest / "knob-bioasq-varied", varied=True)
+    _beir_like(dest / "knob-bioasq-varied", dest / "knob-beir")
     # hybrid reads a dataset's relations, trigger lexicon and hierarchy (configs/triggers/README.md);
     # the QA arms' hybrid knobs run with the embedded set's, as a user would copy them.
     for kind in ("", "triggers/", "hierarchy/"):
@@ -509,6 +609,23 @@ def _bioasq_like(data: Path, varied: bool = False) -> None:
                              "begin_section": section, "end_section": section, "offset_begin": 0, "offset_end": len(text)})  # fmt: skip
     write_table(pd.DataFrame(questions), data / "questions.parquet", QA_QUESTIONS)
     write_table(pd.DataFrame(snippets), data / "snippets.parquet", QA_SNIPPETS)
+
+
+def _beir_like(src: Path, data: Path) -> None:
+    """The BioASQ-like set ``src`` as a BEIR folder: each record a document (its title and
+    abstract), batches 1B1 and 1B2 judged in qrels/train.tsv, 1B3 in qrels/test.tsv."""
+    questions, snippets = pd.read_parquet(src / "questions.parquet"), pd.read_parquet(src / "snippets.parquet")
+    (data / "qrels").mkdir(parents=True)
+    with open(data / "corpus.jsonl", "w") as f:
+        for doc, group in snippets.drop_duplicates("snippet_id").groupby("document", sort=False):
+            title, abstract = (group.loc[group["begin_section"] == s, "text"].iloc[0] for s in ("title", "abstract"))
+            f.write(json.dumps({"_id": doc.rsplit("/", 1)[-1], "title": title, "text": abstract}) + "\n")
+    with open(data / "queries.jsonl", "w") as f:
+        for q in questions.itertuples():
+            f.write(json.dumps({"_id": q.id, "text": q.body}) + "\n")
+    for split, batches in (("train", ("1B1", "1B2")), ("test", ("1B3",))):
+        rows = [f"{q.id}\t{q.documents[0].rsplit('/', 1)[-1]}\t1" for q in questions.itertuples() if q.split in batches]
+        (data / "qrels" / f"{split}.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *rows]) + "\n")
 
 
 ADE_TEST = 12
@@ -583,79 +700,88 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
     # The generator-based setting reads the few documents (a header per chunk is slow).
     kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
     if stage == "chunk":
-        _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
+        _stage(["stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "chunks.parquet"]
     if stage == "chunk_docs":
-        _sh(
-            [sys.executable, "stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
+        _stage(
+            ["stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
              "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "chunks.parquet", out / "m.json"]
     if stage == "classify":
-        _sh(
-            [sys.executable, "stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",
+        _stage(
+            ["stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",
              "--metrics", out / "m.json", "--items", out / "items.parquet", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "o" / "predictions.parquet", out / "o" / "chunks.parquet", out / "m.json", out / "items.parquet"]
     if stage == "train_reranker":
-        _sh([sys.executable, "stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf], dest, env)
+        _stage(["stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf], dest, env)
         # The saved cross-encoder and its report, less the training's wall time.
         report = json.loads((out / "o" / "report.json").read_text())
         (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "seconds"}, sort_keys=True))
         return [out / "report.json", *sorted(f for f in (out / "o").rglob("*") if f.is_file() and f.name != "report.json")]
     if stage == "retrieve":
         reranker = _reranker(dest, env, models)
-        _sh(
-            [sys.executable, "stages/retrieve.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--reranker", reranker,
+        _stage(
+            ["stages/retrieve.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--reranker", reranker,
              "--out", out / "o", "--metrics", out / "m.json", "--scores", out / "scores.parquet", "--timing", out / "timing.json", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "o" / "runs.parquet", out / "o" / "contexts.parquet", out / "m.json", out / "scores.parquet"]
+    if stage == "compare":
+        _stage(
+            ["stages/compare.py", "--corpus", "knob-beir", "--out", out / "o", "--metrics", out / "m.json", "--bootstrap", 50,
+             "--samples", 1, *pf],
+            dest, env,
+        )  # fmt: skip
+        # The report's metrics with its sample questions (retrieve.seed picks them): on this small
+        # corpus every method finds each gold document first, so the intervals are [1, 1] whatever the seed.
+        return [out / "o" / "chunks.parquet", out / "o" / "runs.parquet", out / "o" / "metrics.json"]
     if stage == "qa_context":
-        _sh([sys.executable, "stages/qa_context.py", "--dataset", "bioasq", "--data", "knob-bioasq", "--out", out / "o", *pf], dest, env)
+        _stage(["stages/qa_context.py", "--dataset", "bioasq", "--data", "knob-bioasq", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "questions.parquet", out / "o" / "chunks.parquet", out / "o" / "contexts.parquet"]
     if stage == "generate_qa":
         qa = _qa(dest, env, models, upstream)
-        _sh([sys.executable, "stages/generate_qa.py", "--qa", qa, "--out", out / "o", *pf], dest, env)
+        _stage(["stages/generate_qa.py", "--qa", qa, "--out", out / "o", *pf], dest, env)
         return [out / "o" / "answers.parquet"]
     if stage == "evaluate_qa":
         qa = _qa(dest, env, models, upstream)
         answers = _once(dest, "qa-answers", lambda: str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent))
-        _sh(
-            [sys.executable, "stages/evaluate_qa.py", "--dataset", "bioasq", "--qa", qa, "--answers", answers,
+        _stage(
+            ["stages/evaluate_qa.py", "--dataset", "bioasq", "--qa", qa, "--answers", answers,
              "--metrics", out / "m.json", "--report", out / "report", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "m.json", out / "report" / "scores.csv"]
     # The triple branch's later stages read the reference run's chunks, vectors and rankings (rank@embedded).
     if stage == "embed":
-        _sh([sys.executable, "stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
+        _stage(["stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "vectors.parquet"]
     if stage == "rank":
         # The hybrid setting ranks hybrid chunks: chunked and embedded under it first.
         ch, emb = chunks, "data/embed/embedded"
         if changes.get("chunk.method") == "hybrid":
             ch, emb = _hybrid(dest, env, models)
-        _sh([sys.executable, "stages/rank.py", "--chunks", ch, "--data", data, "--embeddings", emb, "--out", out / "rankings.parquet", *pf], dest, env)
+        _stage(["stages/rank.py", "--chunks", ch, "--data", data, "--embeddings", emb, "--out", out / "rankings.parquet", *pf], dest, env)
         return [out / "rankings.parquet"]
     rankings = "data/rank/embedded/rankings.parquet"
     if stage == "train_scorer":
-        _sh([sys.executable, "stages/train_scorer.py", "--chunks", chunks, "--data", data, "--rankings", rankings, "--out", out / "o", *pf], dest, env)
+        _stage(["stages/train_scorer.py", "--chunks", chunks, "--data", data, "--rankings", rankings, "--out", out / "o", *pf], dest, env)
         return [out / "o" / "rescored.parquet"]
     rescored = _scored(dest, env, models)
     if stage == "generate":
-        _sh(
-            [sys.executable, "stages/generate.py", "--chunks", chunks, "--data", data, "--rankings", rescored,
+        _stage(
+            ["stages/generate.py", "--chunks", chunks, "--data", data, "--rankings", rescored,
              "--config", "configs/embedded.yaml", "--out", out / "o", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "o" / "predictions.parquet"]
     assert stage == "evaluate"
     predictions = _generated(dest, env, models)
-    _sh(
-        [sys.executable, "stages/evaluate.py", "--dataset", "embedded", "--data", data, "--chunks", chunks, "--rankings", rankings,
+    _stage(
+        ["stages/evaluate.py", "--dataset", "embedded", "--data", data, "--chunks", chunks, "--rankings", rankings,
          "--rescored", rescored, "--predictions", predictions, "--metrics", out / "m.json", "--items", out / "items.parquet",
          "--plots", out / "plots", *pf],
         dest, env,
@@ -680,9 +806,9 @@ def _hybrid(dest: Path, env: dict, models: dict) -> tuple[str, str]:
         out.mkdir()
         (out / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, HYBRID)))
         pf = ["--params", out / "params.yaml"]
-        _sh([sys.executable, "stages/chunk.py", "--dataset", "embedded", "--train", "data/interim/embedded/train.parquet", "--out", out / "chunks", *pf], dest, env)
-        _sh(
-            [sys.executable, "stages/embed.py", "--chunks", out / "chunks/chunks.parquet", "--data", "data/interim/embedded",
+        _stage(["stages/chunk.py", "--dataset", "embedded", "--train", "data/interim/embedded/train.parquet", "--out", out / "chunks", *pf], dest, env)
+        _stage(
+            ["stages/embed.py", "--chunks", out / "chunks/chunks.parquet", "--data", "data/interim/embedded",
              "--config", "configs/embedded.yaml", "--out", out / "embed", *pf],
             dest, env,
         )  # fmt: skip
@@ -754,6 +880,7 @@ EXECUTION = [
     ("evaluate_qa", "evaluate_qa.bertscore_batch_size", 3, QA),
     ("classify", "generate.gen_batch_size", 1, CLS),
     ("retrieve", "embed.batch_size", 3, RETRIEVE),
+    ("compare", "embed.batch_size", 3, COMPARE),
 ]
 
 
@@ -780,6 +907,7 @@ BRANCHES = {
     "documents": ("chunk_docs", "classify"),
     "qa": ("qa_context", "generate_qa", "evaluate_qa", "train_reranker"),
     "retrieve": ("retrieve",),
+    "compare": ("compare",),
 }
 # The DVC target each branch's repository copy is run up to: the triple branch's later stages
 # read the reference run's chunks, vectors and rankings; the others, only the embedded
@@ -792,8 +920,11 @@ def branch_tests(branch: str) -> tuple:
     what the stage writes; every execution param of them leaves it as it was."""
 
     @pytest.fixture(scope="module")
-    def repo(tmp_path_factory) -> tuple[Path, dict, dict]:
-        return build_repo(tmp_path_factory, TARGETS.get(branch, "convert@embedded"))
+    def repo(tmp_path_factory):
+        dest, env, models = build_repo(tmp_path_factory, TARGETS.get(branch, "convert@embedded"))
+        yield dest, env, models
+        if dest in _ZYGOTES:
+            _ZYGOTES.pop(dest).close()
 
     @pytest.mark.slow
     @pytest.mark.parametrize(**cases(*BRANCHES[branch]))

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biochunk.chunking import NO_CHUNKING
+from biochunk.chunking import NO_CHUNKING, RewriterFactory
 from biochunk.chunking.runs import run_methods
 from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
@@ -133,6 +133,7 @@ def run(
     n_samples: int = 3,
     n_boot: int = 1000,
     reranker: Any | None = None,
+    rewriter: RewriterFactory | None = None,
 ) -> Comparison:
     """Chunk with every method, measure sizes and cut answers, and retrieve where there are questions.
 
@@ -141,10 +142,11 @@ def run(
     RerankerParams; where the corpus has train judgements a cross-encoder is trained on them
     (``experiment.train_reranker``, as the train_reranker stage does) and reranks BM25's top
     ``rp.rerank_depth`` documents; None (or no judgements) skips it with a one-line note.
+    ``rewriter``: builds the generator that writes ``chunk.header: generator`` titles.
     """
     coll, notes = corpus.coll, list(corpus.notes)
     docs = [Document(str(d), str(t)) for d, t in zip(coll.docs["doc_id"], coll.docs["text"])]
-    runs = run_methods(docs, chunk_params(methods[0]), methods, encoder)
+    runs = run_methods(docs, chunk_params(methods[0]), methods, encoder, rewriter=rewriter)
     chunks = {r.method: r.chunks for r in runs}
     span_counter_of = make_counter("embedder", encoder).for_document
     sizes = {r.method: evaluation.method_metrics(r, docs, span_counter_of, corpus.answers) for r in runs}
