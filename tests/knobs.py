@@ -246,6 +246,32 @@ HYBRID_ONLY = tuple(
 )
 
 
+def _retrieval(setting: dict) -> dict[str, Knob]:
+    """The knobs that retrieve and compare share (both run experiment.run_retrievers and rerank
+    BM25's top documents): search, fusion, cut-offs, seed, the encoder and the reranker."""
+    return {
+        "retrieve.chunk": Knob({"window": 7}, setting),
+        "retrieve.depth": Knob(5, setting),
+        "retrieve.aggregate": Knob("sum", {**setting, "retrieve.chunk": {"window": 10}}),  # several chunks per document
+        "retrieve.k1": Knob(3.0, setting),
+        "retrieve.b": Knob(0.0, setting),
+        # On so few documents HNSW finds the exact neighbours; its distances differ in the last bits,
+        # which reorders near-ties: this proves the param reaches the index, not that HNSW approximates.
+        "retrieve.index": Knob("hnsw", setting),
+        "retrieve.rrf_k": Knob(1, setting),
+        "retrieve.ks": Knob([2], setting),
+        "retrieve.save_depth": Knob(3, setting),
+        "retrieve.rerank_depth": Knob(2, setting),
+        "retrieve.seed": Knob(7, setting),
+        "embed.model": Knob(MINILM5, setting),  # the dense retriever's encoder too, so under fixed chunks
+        # A model other than the offline alias is a ready cross-encoder, used without training
+        # (retrieve reranks with it as the untrained baseline beside the trained model).
+        "train_reranker.model": Knob(MINILM5, setting),
+        "train_reranker.max_length": Knob(24, setting),
+        "train_reranker.seed": Knob(7, setting),
+    }
+
+
 KNOBS["retrieve"] = {
     **{
         k: _one_method(kn, RETRIEVE, "retrieve.bm25_methods", "retrieve.dense_methods")
@@ -254,37 +280,17 @@ KNOBS["retrieve"] = {
     },
     # retrieve writes no chunk table (the chunk stage's n_tokens): counter acts through max_tokens.
     "chunk.counter": Knob("chars", {**RETRIEVE, "chunk.max_tokens": 12, "chunk.min_words": 0}),
+    **_retrieval(RETRIEVE),
     "retrieve.bm25_methods": Knob(["recursive"], RETRIEVE),
     "retrieve.dense_methods": Knob(["none"], RETRIEVE),
-    "retrieve.chunk": Knob({"window": 7}, RETRIEVE),
-    "retrieve.depth": Knob(5, RETRIEVE),
-    "retrieve.aggregate": Knob("sum", {**RETRIEVE, "retrieve.chunk": {"window": 10}}),  # several chunks per document
-    "retrieve.k1": Knob(3.0, RETRIEVE),
-    "retrieve.b": Knob(0.0, RETRIEVE),
-    # On 24 documents HNSW finds the exact neighbours; its distances differ in the last bits,
-    # which reorders near-ties: this proves the param reaches the index, not that HNSW approximates.
-    "retrieve.index": Knob("hnsw", RETRIEVE),
-    "retrieve.rrf_k": Knob(1, RETRIEVE),
-    "retrieve.ks": Knob([2], RETRIEVE),
-    "retrieve.save_depth": Knob(3, RETRIEVE),
-    "retrieve.rerank_depth": Knob(2, RETRIEVE),
     "retrieve.qa_test_splits": Knob(["1B2"], RETRIEVE),
     "retrieve.reshape_questions": Knob(3, RETRIEVE),
-    "retrieve.seed": Knob(7, RETRIEVE),
     "reshape.passages": Knob(3, RETRIEVE),
     "reshape.threshold": Knob(0.2, RETRIEVE),
     "reshape.keep": Knob(1, RETRIEVE),
     "reshape.top_m": Knob(1, RETRIEVE),
     "corpus.bioasq_unit": Knob("snippet", RETRIEVE),
-    "embed.model": Knob(MINILM5, RETRIEVE),  # the dense retriever's encoder too, so under fixed chunks
-    "train_reranker.model": Knob(MINILM5, RETRIEVE),  # the untrained initialisation reranked beside the trained model
-    "train_reranker.max_length": Knob(24, RETRIEVE),
-    "train_reranker.seed": Knob(7, RETRIEVE),
 }
-
-# The retrieve keys that compare replaces or has nothing for: it runs chunk_docs.methods under every
-# retriever, and a BEIR corpus has no BioASQ batches to hold out or questions to reshape.
-COMPARE_INERT = ("retrieve.bm25_methods", "retrieve.dense_methods", "retrieve.qa_test_splits", "retrieve.reshape_questions")
 
 # compare (data.local: a user's corpus) on a BEIR folder made of the reranker's BioASQ-like set:
 # train judgements for batches 1B1 and 1B2 (its reranker trains on them), test judgements for
@@ -295,26 +301,13 @@ COMPARE = {"chunk_docs.methods": ["fixed"], "retrieve.chunk": {}, "retrieve.ks":
 KNOBS["compare"] = {
     **{k: _one_method(kn, COMPARE, "chunk_docs.methods") for k, kn in KNOBS["chunk"].items() if k not in ("chunk.method", *HYBRID_ONLY)},
     "chunk_docs.methods": Knob(["recursive"], COMPARE),
-    "retrieve.chunk": Knob({"window": 7}, COMPARE),
-    "retrieve.depth": Knob(5, COMPARE),
-    "retrieve.aggregate": Knob("sum", {**COMPARE, "retrieve.chunk": {"window": 10}}),  # several chunks per document
-    "retrieve.k1": Knob(3.0, COMPARE),
-    "retrieve.b": Knob(0.0, COMPARE),
-    "retrieve.index": Knob("hnsw", COMPARE),  # as in retrieve: it reorders near-ties on so few documents
-    "retrieve.rrf_k": Knob(1, COMPARE),
-    "retrieve.ks": Knob([2], COMPARE),
-    "retrieve.save_depth": Knob(3, COMPARE),
-    "retrieve.rerank_depth": Knob(2, COMPARE),
-    "retrieve.seed": Knob(7, COMPARE),
-    "embed.model": Knob(MINILM5, COMPARE),  # the dense retriever's encoder too, so under fixed chunks
-    "train_reranker.model": Knob(MINILM5, COMPARE),  # a ready cross-encoder, used without training
+    **_retrieval(COMPARE),
+    # compare trains its reranker on the corpus's train judgements (retrieve reads train_reranker's model).
     "train_reranker.steps": Knob(3, COMPARE),
     "train_reranker.batch_size": Knob(3, COMPARE),
     "train_reranker.negatives": Knob(2, COMPARE),
     "train_reranker.lr": Knob(0.01, COMPARE),
     "train_reranker.head_lr": Knob(0.1, COMPARE),
-    "train_reranker.max_length": Knob(24, COMPARE),
-    "train_reranker.seed": Knob(7, COMPARE),
 }
 
 _HOW = "decides how the work runs, not its result"
