@@ -29,6 +29,7 @@ import os
 import re
 import types
 import typing
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -253,22 +254,48 @@ class ChunkParams:
             keys.add("generator")  # the titles' model
         return frozenset(keys)
 
-    def unread_changes(self, before: dict[str, Any]) -> list[str]:
+    def unread_changes(
+        self,
+        before: dict[str, Any],
+        methods: Sequence[str] | None = None,
+        methods_param: str = "chunk.method",
+        replaced: Collection[str] = (),
+        replaced_by: str = "",
+    ) -> list[str]:
         """One line per chunk.* key whose value differs from ``before`` (``recorded()``: the
-        last run's) while ``method`` does not read it: DVC re-runs the stage for such a change,
-        and the chunks come out as they were."""
-        out, read = [], self.reads()
+        last run's) while the stage does not read it: DVC re-runs the stage for such a change,
+        and the chunks come out as they were.
+
+        A stage that runs a list of methods in place of chunk.method (``methods``, the param
+        ``methods_param`` names) reads a key when one of them does. ``replaced``: the keys the
+        stage takes from elsewhere (``replaced_by``: retrieve.chunk), so their chunk.* values are
+        never read there.
+        """
+        runs = [self.method] if methods is None else list(methods)
+        read = set().union(*(dataclasses.replace(self, method=m).reads() for m in runs))
+        if methods is not None:
+            read.discard("method")
+        out = []
         for key in sorted(f.name for f in dataclasses.fields(self)):
             new = getattr(self, key)
             old = before.get(f"chunk.{key}", new)
-            if old == new or key in read:
+            if old == new or (key in read and key not in replaced):
                 continue
             readers = [m for m in CHUNK_READS if key in CHUNK_READS[m]]
             if key == "generator":
                 readers.append("adaptive with chunk.header generator")
+            if key in replaced:
+                why, readers = f"{replaced_by} replaces it in this stage", []
+            elif key == "method":
+                why, readers = f"{methods_param} ({', '.join(runs)}) replaces it in this stage", []
+            elif methods is None:
+                why = f"chunk.method {self.method} does not read it"
+            else:
+                why = f"no method of {methods_param} ({', '.join(runs)}) reads it"
+            by = f" (read by: {', '.join(readers)})" if readers else ""
             out.append(
-                f"chunk.{key} changed since this stage last ran ({old!r} -> {new!r}), but chunk.method {self.method} "
-                f"does not read it: that change alone leaves the chunks as they were (read by: {', '.join(readers)})"
+                f"chunk.{key} changed since this stage last ran ({old!r} -> {new!r}), but {why}: "
+                f"that change alone leaves the chunks as they were{by}"
             )
         return out
 

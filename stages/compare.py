@@ -114,6 +114,11 @@ def main() -> None:
     # --methods is checked as chunk_docs.methods would be.
     methods = params.section("chunk_docs", data={"chunk_docs": {"methods": args.methods}}).methods if args.methods else dp.methods
     chunk_params = lambda m: rp.chunk_params(cp, m)
+    # `dvc exp run -S chunk.threshold=…` re-runs compare even where no method reads the key, or
+    # retrieve.chunk replaces it: say so.
+    named = "--methods" if args.methods else "chunk_docs.methods"
+    for line in cp.unread_changes(params.recorded(args.out or ""), methods, named, rp.chunk, "retrieve.chunk"):
+        log.warning(line)
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))]
         + ([] if args.no_rerank else [(tp.model, "train_reranker.model")])

@@ -206,6 +206,20 @@ def test_a_change_the_method_does_not_read_is_named_with_the_methods_that_read_i
     assert "read by: proposition, adaptive with chunk.header generator" in line
 
 
+def test_a_stage_running_a_method_list_names_the_list_and_what_replaces_a_key():
+    # compare: chunk_docs.methods in place of chunk.method, retrieve.chunk's keys in place of chunk's.
+    cp = params.defaults("chunk", method="fixed", threshold=0.5, window=7, n_clusters=4, overlap=1)
+    before = {"chunk.threshold": 0.8, "chunk.window": 5, "chunk.n_clusters": 3, "chunk.method": "hybrid", "chunk.overlap": 0}
+    lines = cp.unread_changes(before, ["fixed", "adaptive"], "chunk_docs.methods", {"window": 128}, "retrieve.chunk")
+    assert [line.split(" changed")[0] for line in lines] == ["chunk.method", "chunk.n_clusters", "chunk.window"], lines
+    assert "but chunk_docs.methods (fixed, adaptive) replaces it in this stage: that change alone" in lines[0]
+    assert "but no method of chunk_docs.methods (fixed, adaptive) reads it" in lines[1] and "(read by: cluster)" in lines[1]
+    assert lines[2].endswith("but retrieve.chunk replaces it in this stage: that change alone leaves the chunks as they were")
+    # threshold (adaptive's) and overlap (fixed's, not replaced) were read above: no line; a list
+    # with cluster reads n_clusters.
+    assert not any("n_clusters" in line for line in cp.unread_changes(before, ["cluster"], "chunk_docs.methods"))
+
+
 def test_recorded_reads_the_running_stage_from_its_own_lock(tmp_path, monkeypatch):
     (tmp_path / "experiments" / "p").mkdir(parents=True)
     entry = {
