@@ -29,7 +29,7 @@ import os
 import re
 import types
 import typing
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -259,7 +259,7 @@ class ChunkParams:
         before: dict[str, Any],
         methods: Sequence[str] | None = None,
         methods_param: str = "chunk.method",
-        replaced: Collection[str] = (),
+        replaced: Mapping[str, Any] | None = None,
         replaced_by: str = "",
     ) -> list[str]:
         """One line per chunk.* key whose value differs from ``before`` (``recorded()``: the
@@ -267,12 +267,14 @@ class ChunkParams:
         and the chunks come out as they were.
 
         A stage that runs a list of methods in place of chunk.method (``methods``, the param
-        ``methods_param`` names) reads a key when one of them does. ``replaced``: the keys the
+        ``methods_param`` names) reads a key when one of them does. ``replaced``: the values the
         stage takes from elsewhere (``replaced_by``: retrieve.chunk), so their chunk.* values are
-        never read there.
+        never read there (and what the methods read is decided with them: a replaced header).
         """
+        replaced = replaced or {}
         runs = [self.method] if methods is None else list(methods)
-        read = set().union(*(dataclasses.replace(self, method=m).reads() for m in runs))
+        effective = dataclasses.replace(self, **replaced)
+        read = set().union(*(dataclasses.replace(effective, method=m).reads() for m in runs))
         if methods is not None:
             read.discard("method")
         out = []

@@ -218,6 +218,11 @@ def test_a_stage_running_a_method_list_names_the_list_and_what_replaces_a_key():
     # threshold (adaptive's) and overlap (fixed's, not replaced) were read above: no line; a list
     # with cluster reads n_clusters.
     assert not any("n_clusters" in line for line in cp.unread_changes(before, ["cluster"], "chunk_docs.methods"))
+    # What the methods read follows the replaced values: a replaced header generator reads the generator.
+    gen = {"chunk.generator": "smollm2-360m"}
+    assert cp.unread_changes(gen, ["adaptive"], "chunk_docs.methods", {"header": "generator"}, "retrieve.chunk") == []
+    (line,) = cp.unread_changes(gen, ["adaptive"], "chunk_docs.methods", {"header": "phrase"}, "retrieve.chunk")
+    assert line.startswith("chunk.generator changed") and "no method of chunk_docs.methods (adaptive) reads it" in line
 
 
 def test_recorded_reads_the_running_stage_from_its_own_lock(tmp_path, monkeypatch):

@@ -2,15 +2,17 @@
 
 The knob tests run a few hundred short stage runs; in a fresh interpreter each spends most of
 its time importing torch, transformers and the library (about 7 of a retrieve run's 11 s). This
-process imports the modules the named stage scripts import at their top level, once, and then
+process imports, once, what the named stage scripts import at their top level and every import
+in the library (those inside functions too: sentence-transformers alone takes seconds), and then
 for every request forks a child that runs the script as ``python <script> <args>`` would:
 ``__main__``, its own argv, working directory, ``sys.path[0]`` and exit status. Each run is a
 fresh child, so nothing one run leaves in the process (torch's thread count, deterministic
 mode, a model cache, an RNG state) reaches the next, as with separate interpreters.
 
-Forking is safe because this process only imports: torch starts its OpenMP threads, and the
-JVM that pyserini needs starts, at first use, which happens in a child. Stages import
-``biochunk`` first (its ``__init__`` sets MKL's mode before torch loads), and so does this.
+Forking is safe because this process only imports: torch starts its OpenMP threads at first
+use, which happens in a child; pyserini starts its JVM when imported, so it is left to the runs
+(``NOT_PRELOADED``). Stages import ``biochunk`` first (its ``__init__`` sets MKL's mode before
+torch loads), and so does this.
 
 Protocol: one JSON request per line on stdin, ``{"argv": [script, *args], "cwd": dir,
 "log": file}``; the child's stdout and stderr go to ``log``; the reply is one line on
