@@ -676,6 +676,7 @@ FLAG_CASES: list[Case] = [
     case("flag-checked-before-models", "flags", compare_stage(*OUT, "--bootstrap", "-1"), "--bootstrap -1", params={"embed.model": NO_MODEL}, files=safe()),
     case("metrics-checked-before-models", "flags", compare_stage(*OUT, "--metrics", "{d}/m"), "--metrics '{d}/m'", params={"embed.model": NO_MODEL}, files=safe(METRICS_DIR), guard=intact(METRICS_DIR)),
     case("flag-checked-before-the-corpus", "flags", compare_stage(*OUT, "--samples", "-1"), "--samples -1", files=safe(JSONL_WITH_BAD_LINE)),
+    case("hybrid-method-refused", "flags", compare_stage(*OUT, "--methods", "fixed", "hybrid"), "--methods lists hybrid, which reads a triple dataset's trigger lexicon", files=safe(JSONL_WITH_BAD_LINE)),
     case("malformed-line-names-skip-malformed", "flags", compare_stage(*OUT), "more.jsonl:2: not valid JSON (Expecting value) (fix the line, or set convert.skip_malformed", files=safe(JSONL_WITH_BAD_LINE)),
     # argparse's own mistakes: one line too (cli.ArgumentParser), not a usage block
     case("unknown-retriever", "flags", compare_stage(*OUT, "--retrievers", "bogus"), "argument --retrievers: invalid choice: 'bogus'", files=safe()),

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from biochunk import cli, models, params
-from biochunk.chunking import models_used
+from biochunk.chunking import get, models_used
 from biochunk.chunking.runs import MethodRun
 from biochunk.compute import Engine
 from biochunk.datasets.local import KINDS, convert_local, dataset_name
@@ -117,6 +117,14 @@ def main() -> None:
     # `dvc exp run -S chunk.threshold=…` re-runs compare even where no method reads the key, or
     # retrieve.chunk replaces it: say so.
     named = "--methods" if args.methods else "chunk_docs.methods"
+    # A corpus has no trigger lexicon or relation hierarchy: refuse the methods that read one
+    # now, not after the corpus is converted (chunking.build would stop there).
+    needs = [m for m in methods if get(m).needs_dataset]
+    if needs:
+        raise UserError(
+            f"{named} lists {', '.join(needs)}, which reads a triple dataset's trigger lexicon and relation hierarchy "
+            "(configs/triggers/<dataset>.yaml); a corpus has none: leave it out"
+        )
     for line in cp.unread_changes(params.recorded(args.out or ""), methods, named, rp.chunk, "retrieve.chunk"):
         log.warning(line)
     models.require(

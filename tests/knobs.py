@@ -1,6 +1,7 @@
 """The knob test's table and machinery: every param that a stage of dvc.yaml's triple,
-long-document, QA and classification branches (and the retrieval branch's train_reranker and
-retrieve) declares reaches what that stage writes, or is named here as inert with the reason.
+long-document, QA and classification branches, the retrieval branch's train_reranker and
+retrieve, and compare (a user's corpus) declares reaches what that stage writes, or is named
+here as inert with the reason.
 
 The developers' rule: a param whose change cannot alter what the model reads or what is scored
 is a defect, however well it is unit-tested. So each declared param (``dvc.yaml``'s ``params``
@@ -239,8 +240,8 @@ RETRIEVE = {"retrieve.bm25_methods": ["fixed"], "retrieve.dense_methods": ["fixe
             "retrieve.qa_test_splits": ["1B3"], "retrieve.rerank_depth": 4, "retrieve.reshape_questions": 2,
             "retrieve.ks": [3, 5], "retrieve.save_depth": 5, "reshape.passages": 6, "reshape.top_m": 2, "reshape.keep": 2}  # fmt: skip
 
-# The chunk keys that only chunk.method hybrid reads (params.CHUNK_READS); retrieve does not
-# run hybrid (params.RetrieveParams rejects it in either method list).
+# The chunk keys that only chunk.method hybrid reads (params.CHUNK_READS); retrieve and compare
+# do not run hybrid (params.RetrieveParams rejects it in either method list, compare.py refuses it).
 HYBRID_ONLY = tuple(
     f"chunk.{k}" for k in P.CHUNK_READS["hybrid"] if not any(k in keys for m, keys in P.CHUNK_READS.items() if m != "hybrid")
 )
@@ -374,7 +375,8 @@ INERT: dict[str, dict[str, str]] = {
     "compare": {
         "chunk.method": "chunk_docs.methods names the methods compared; each replaces chunk.method",
         **{k: "read by chunk.method hybrid only, which needs a triple dataset's trigger lexicon and relation hierarchy: "
-           "compare does not run it on a user's corpus" for k in HYBRID_ONLY},
+           "compare refuses it before any work, since a user's corpus has neither (benchmarks/bad_inputs.py: "
+           "hybrid-method-refused)" for k in HYBRID_ONLY},
         "retrieve.bm25_methods": "chunk_docs.methods replaces it: compare runs every method under every retriever (--retrievers)",
         "retrieve.dense_methods": "chunk_docs.methods replaces it: compare runs every method under every retriever (--retrievers)",
         "retrieve.qa_test_splits": "names BioASQ batches to hold out; compare evaluates on the corpus's own test judgements",

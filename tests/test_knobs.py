@@ -46,7 +46,6 @@ def test_each_chunk_knob_is_tried_under_a_method_that_reads_it():
         assert key.removeprefix("chunk.") in cp.reads(), f"{key} is tried under chunk.method {cp.method}, which does not read it"
 
 
-
 def test_the_chunk_keys_inert_in_retrieve_belong_to_a_method_it_rejects():
     # INERT's reason for HYBRID_ONLY in retrieve: hybrid alone reads them, and neither method list takes it.
     assert HYBRID_ONLY and set(HYBRID_ONLY) <= set(INERT["retrieve"])
