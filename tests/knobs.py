@@ -1,7 +1,8 @@
 """The knob test's table and machinery: every param that a stage of dvc.yaml's triple,
 long-document, QA and classification branches, the retrieval branch's train_reranker and
-retrieve, and compare (a user's corpus) declares reaches what that stage writes, or is named
-here as inert with the reason.
+retrieve, and compare (a user's corpus), or a stage of the paper pipelines
+(``experiments/<paper>/dvc.yaml``: ``PAPER_STAGES``) declares reaches what that stage writes, or
+is named here as inert with the reason.
 
 The developers' rule: a param whose change cannot alter what the model reads or what is scored
 is a defect, however well it is unit-tested. So each declared param (``dvc.yaml``'s ``params``
@@ -314,14 +315,15 @@ KNOBS["compare"] = {
     "train_reranker.head_lr": Knob(0.1, COMPARE),
 }
 
-# The paper pipelines (experiments/<paper>/dvc.yaml) run these shared stage scripts. A param of
+# The paper pipelines (experiments/<paper>/dvc.yaml) run these stage scripts of their own (the
+# others they run, chunk to evaluate and the QA stages, are the branches' above). A param of
 # a paper's own file is named paper:<key>: paper:sample.<field> (its one sample, or each of its
 # named samples) and paper:setting (the body of the setting a stage runs: a chunk method and its
 # overrides). The runs read a knob retrieval set (scifact by name: the reranker's BioASQ-like
 # records, four judged test questions, and the chunk stage's 40 six-sentence documents besides)
 # under a paper file of one sample and one setting (PAPER_FILE).
 PAPER = "paper:"
-PAPER_STAGES = ("sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval")
+PAPER_STAGES = ("sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa")
 PAPER_FILE = {
     "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [5], "bootstrap": 50},
     "settings": {"knob": {"method": "fixed"}},
@@ -373,6 +375,14 @@ KNOBS["search_bm25"] = {
 KNOBS["evaluate_retrieval"] = {
     "embed.model": Knob(MINILM_CASED, WHOLE),  # read for the chunk sizes in the embedder's tokens
     f"{PAPER}sample.ks": Knob([2], WHOLE),
+}
+# The clinical pipeline's LLM judge rates the QA branch's answers (qa_context under QA, generate_qa
+# under QA_GEN); its settings come from experiments/clinical/judge.yaml on the command line.
+JUDGE_FILE = yaml.safe_load((ROOT / "experiments/clinical/judge.yaml").read_text())["judge"]
+JUDGE = {**QA, "judge.model": LLAMA_A}
+KNOBS["judge_qa"] = {
+    "judge.model": Knob(LLAMA_B, JUDGE),
+    "judge.max_new_tokens": Knob(2, JUDGE),
 }
 
 _HOW = "decides how the work runs, not its result"
@@ -475,6 +485,10 @@ _PAPER_INERT = {
         "embed.batch_size": f"{_HOW}: sentences per encoder batch (the vectors match up to float rounding)",
         "embed.device": _DEVICE,
     },
+    "judge_qa": {
+        "judge.quantize": _QUANTIZE,
+        "judge.batch_size": f"{_HOW}: prompts decoded together (greedy, left-padded with an attention mask)",
+    },
     "search": {
         "embed.batch_size": f"{_HOW}: queries per encoder batch (the vectors match up to float rounding)",
         "embed.device": _DEVICE,
@@ -501,6 +515,8 @@ def _keys(entry: str) -> set[str]:
         fields = parts[1:] if parts[0] == "sample" else parts[2:]
         return {f"{PAPER}sample.{f}" for f in (fields[:1] or [f.name for f in dataclasses.fields(Sample)])}
     sec, _, key = entry.partition(".")
+    if sec == "judge":  # the clinical pipeline's judge (its vars file, passed on the command line)
+        return {f"judge.{key}"} if key else {f"judge.{k}" for k in JUDGE_FILE}
     return {f"{sec}.{key}"} if key else {f"{sec}.{f.name}" for f in dataclasses.fields(P.SECTIONS[sec])}
 
 
@@ -775,8 +791,8 @@ def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
 def _params(dest: Path, models: dict, changes: dict) -> dict:
     data = yaml.safe_load((dest / "params.yaml").read_text())
     for key, value in changes.items():
-        if key.startswith(PAPER):
-            continue  # the paper's own file (_paper_file)
+        if key.startswith((PAPER, "judge.")):
+            continue  # a paper's own files: _paper_file, and the judge's command line
         sec, name = key.split(".")
         data[sec][name] = models.get(value, value) if isinstance(value, str) else value
     return data
@@ -891,7 +907,7 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         return [out / "o" / "answers.parquet"]
     if stage == "evaluate_qa":
         qa = _qa(dest, env, models, upstream)
-        answers = _once(dest, "qa-answers", lambda: str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent))
+        answers = _answers(dest, env, models)
         _stage(
             ["stages/evaluate_qa.py", "--dataset", "bioasq", "--qa", qa, "--answers", answers,
              "--metrics", out / "m.json", "--report", out / "report", "--plots", out / "plots", *pf],
@@ -943,6 +959,15 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
     are the earlier stages' outputs under ``upstream`` (each made once per setting)."""
     (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
     pp = ["--paper", out / "paper.yaml"]
+    if stage == "judge_qa":
+        judge = {**JUDGE_FILE, **{k.removeprefix("judge."): models.get(v, v) for k, v in changes.items() if k.startswith("judge.")}}
+        _stage(
+            ["stages/judge_qa.py", "--qa", _qa(dest, env, models, upstream), "--answers", _answers(dest, env, models),
+             "--out", out / "o", "--model", judge["model"], "--quantize", judge["quantize"],
+             "--max-new-tokens", judge["max_new_tokens"], "--batch-size", judge["batch_size"]],
+            dest, env,
+        )  # fmt: skip
+        return [out / "o" / "ratings.parquet"]  # report.json also holds the decoding's seconds
     if stage == "sample":
         dataset = _paper_file(changes)["sample"]["dataset"]
         _stage(["stages/sample.py", "--data", f"knob-papers/interim/{dataset}", *pp, "--out", out / "o"], dest, env)
@@ -1058,6 +1083,11 @@ def _qa(dest: Path, env: dict, models: dict, setting: dict) -> str:
     return _once(dest, f"qa|{key}", lambda: str(_run("qa_context", dest, env, models, {**QA, **pool}, folder)[0].parent))
 
 
+def _answers(dest: Path, env: dict, models: dict) -> str:
+    """What evaluate_qa scores and the judge rates: generate_qa's answers under QA_GEN."""
+    return _once(dest, "qa-answers", lambda: str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent))
+
+
 def _scored(dest: Path, env: dict, models: dict) -> str:
     def make():
         out = dest / "knob-scored"
@@ -1108,6 +1138,7 @@ EXECUTION = [
     ("embed_units", "compute.partition_rows", 7, {}),
     ("chunk_corpus", "embed.batch_size", 3, _setting_knob(KNOBS["chunk"]["chunk.breakpoint_amount"]).setting),
     ("search", "embed.batch_size", 3, WHOLE),
+    ("judge_qa", "judge.batch_size", 1, JUDGE),
 ]
 
 
