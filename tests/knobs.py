@@ -323,7 +323,9 @@ KNOBS["compare"] = {
 # records, four judged test questions, and the chunk stage's 40 six-sentence documents besides)
 # under a paper file of one sample and one setting (PAPER_FILE).
 PAPER = "paper:"
-PAPER_STAGES = ("sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa")
+PAPER_STAGES = (
+    "sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa",
+)  # fmt: skip
 PAPER_FILE = {
     "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [5], "bootstrap": 50},
     "settings": {"knob": {"method": "fixed"}},
@@ -960,7 +962,8 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
     (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
     pp = ["--paper", out / "paper.yaml"]
     if stage == "judge_qa":
-        judge = {**JUDGE_FILE, **{k.removeprefix("judge."): models.get(v, v) for k, v in changes.items() if k.startswith("judge.")}}
+        chosen = {k.removeprefix("judge."): models.get(v, v) for k, v in changes.items() if k.startswith("judge.")}
+        judge = {**JUDGE_FILE, **chosen}
         _stage(
             ["stages/judge_qa.py", "--qa", _qa(dest, env, models, upstream), "--answers", _answers(dest, env, models),
              "--out", out / "o", "--model", judge["model"], "--quantize", judge["quantize"],
@@ -1085,7 +1088,10 @@ def _qa(dest: Path, env: dict, models: dict, setting: dict) -> str:
 
 def _answers(dest: Path, env: dict, models: dict) -> str:
     """What evaluate_qa scores and the judge rates: generate_qa's answers under QA_GEN."""
-    return _once(dest, "qa-answers", lambda: str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent))
+    def make():
+        return str(_run("generate_qa", dest, env, models, QA_GEN, dest / "knob-qa-answers")[0].parent)
+
+    return _once(dest, "qa-answers", make)
 
 
 def _scored(dest: Path, env: dict, models: dict) -> str:
