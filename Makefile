@@ -135,6 +135,7 @@ paper-biomedrag: install
 # of 100 answers per chunk method (project-params.yaml: qa.*). Sizes are params, e.g. on a GPU:
 # dvc exp run experiments/clinical/dvc.yaml -S experiments/clinical/params.yaml:samples.headers.max_documents=null
 paper-clinical: install
+	$(BIN)/python scripts/check_params.py experiments/clinical/params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" OMP_NUM_THREADS=2 nice -n 10 $(BIN)/dvc repro experiments/clinical/dvc.yaml
 
 # semchunk: a DVC pipeline (experiments/semchunk/dvc.yaml; COVID-QA and BioASQ from
@@ -143,6 +144,7 @@ paper-clinical: install
 # through `dvc exp run experiments/semchunk/dvc.yaml` for a quick run.
 paper-semchunk: install
 	$(BIN)/pip install -q -r requirements-bench.txt
+	$(BIN)/python scripts/check_params.py experiments/semchunk/params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/semchunk/dvc.yaml
 
 # Context reshaping for BioASQ: a DVC pipeline (experiments/bioasq/dvc.yaml; BioASQ from
@@ -158,6 +160,7 @@ paper-bioasq: install
 # experiments/datasets). Its sample is a param: -S experiments/structural/params.yaml:sample.max_documents=null
 # through `dvc exp run experiments/structural/dvc.yaml` measures the whole BEIR corpus.
 paper-structural: install
+	$(BIN)/python scripts/check_params.py experiments/structural/params.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/structural/dvc.yaml
 
 # Long documents (the clinical line's chunking): a DVC pipeline (experiments/documents/dvc.yaml;

@@ -60,6 +60,7 @@ class Case:
     # For expect="error" too: what must still hold after the error (a folder not emptied,
     # a file not replaced); raises AssertionError when broken (scored "destroyed").
     guard: Callable[[Path], None] | None = None
+    params_arg: bool = True  # pass --params (the paper stages sample, sample_documents take none)
 
 
 @dataclass
@@ -834,7 +835,113 @@ REPORT_CASES: list[Case] = [
     case("report-chunks-over-the-encoder-window", "report", _compare("--retrievers", "dense", "--bootstrap", "50"), expect="ok", params={"retrieve.chunk.window": 400}, files={"corpus/steroids.txt": _LONG.encode(), "corpus/questions.jsonl": jsonl({"id": "q", "question": "How often are inhaled steroids taken?", "doc_id": "steroids.txt", "answer": "every day"})}, check=compared(_over_window)),
 ]  # fmt: skip
 
-CASES += OUTPUT_CASES + CORPUS_CASES + FLAG_CASES + GUARD_CASES + REPORT_CASES
+# ---- group "papers": the paper pipelines' stages (experiments/<paper>/dvc.yaml) on a mistaken
+# paper params file or on inputs from another run
+PAPER_FILE = {
+    "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [1, 2], "bootstrap": 10},
+    "settings": {"fixed": {"method": "fixed"}, "none": {"method": "none"}},
+}
+
+
+def paper_file(**changes: Any) -> bytes:
+    """PAPER_FILE with dotted ``changes`` (``sample__ks=5``: sample.ks; DELETE removes the key)."""
+    data = copy.deepcopy(PAPER_FILE)
+    for key, value in changes.items():
+        *parents, leaf = key.split("__")
+        node = data
+        for name in parents:
+            node = node[name]
+        if value is DELETE:
+            del node[leaf]
+        else:
+            node[leaf] = value
+    return yaml.safe_dump(data, sort_keys=False).encode()
+
+
+def retrieval_data(d: Path) -> None:
+    """data/: a converted retrieval folder, three abstracts and two judged test queries."""
+    import pandas as pd
+
+    from biochunk.retrieval import collection
+
+    docs = pd.DataFrame({"doc_id": ["d1", "d2", "d3"], "text": [
+        "Aspirin reduces fever. It also thins the blood.", "Statins lower cholesterol. They protect the heart.",
+        "Sleep aids memory. Naps help too."]})  # fmt: skip
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["aspirin fever", "what lowers cholesterol"], "split": "test"})
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    (d / "data").mkdir(exist_ok=True)
+    collection.write(collection.Collection(docs, queries, qrels, {}, qrels), d / "data")
+
+
+def chunk_inputs(ids: tuple[str, ...], hits_depth: int = 2) -> Callable[[Path], None]:
+    """c.parquet (one chunk per abstract), vectors of the chunk ids ``ids`` (emb/), and the top
+    ``hits_depth`` chunks of each query (hits.parquet), as the earlier stages write them."""
+
+    def write(d: Path) -> None:
+        import numpy as np
+        import pandas as pd
+
+        from biochunk import vectors
+        from biochunk.io import CHUNK_HITS, CHUNKS, write_table
+
+        retrieval_data(d)
+        docs = pd.read_parquet(d / "data" / "corpus.parquet")
+        chunks = pd.DataFrame({"doc_id": docs["doc_id"], "chunk_id": docs["doc_id"], "text": docs["text"], "start": 0,
+                               "end": docs["text"].str.len(), "n_tokens": 8, "method": "none", "labels": [[]] * len(docs),
+                               "metadata": "{}"})  # fmt: skip
+        write_table(chunks, d / "c.parquet", CHUNKS)
+        (d / "emb").mkdir()
+        vecs = np.eye(len(ids), 384, dtype=np.float32)
+        vectors.write([vectors.frame(list(ids), "chunk", vecs)], 384, d / "emb" / "vectors.parquet")
+        rows = [(q, r, c, c, 1.0 / r) for q in ("q1", "q2") for r, c in enumerate(list(docs["doc_id"])[:hits_depth], 1)]
+        write_table(pd.DataFrame(rows, columns=CHUNK_HITS.names), d / "hits.parquet", CHUNK_HITS)
+
+    return write
+
+
+SAMPLE = ("sample.py", ("--data", "{d}/data", "--paper", "{d}/paper.yaml", "--out", "{d}/sample"), ("sample",))
+SAMPLE_DOCS = ("sample_documents.py", ("--data", "{d}/data", "--paper", "{d}/paper.yaml", "--out", "{d}/docs"), ("docs",))
+CHUNK_CORPUS = lambda setting: (  # noqa: E731
+    "chunk_corpus.py", ("--data", "{d}/data", "--paper", "{d}/paper.yaml", "--setting", setting, "--out", "{d}/c.parquet"),
+    ("c.parquet",),
+)  # fmt: skip
+SEARCH = (
+    "search.py",
+    ("--data", "{d}/data", "--chunks", "{d}/c.parquet", "--embeddings", "{d}/emb", "--paper", "{d}/paper.yaml",
+     "--out", "{d}/out.parquet"),
+    ("out.parquet",),
+)  # fmt: skip
+EVALUATE = (
+    "evaluate_retrieval.py",
+    ("--data", "{d}/data", "--chunks", "{d}/c.parquet", "--hits", "{d}/hits.parquet", "--paper", "{d}/paper.yaml",
+     "--scores", "{d}/s.parquet", "--sizes", "{d}/z.parquet", "--metrics", "{d}/m.json"),
+    ("s.parquet", "z.parquet", "m.json"),
+)  # fmt: skip
+DATA = {"data/": retrieval_data}
+PAPER_CASES: list[Case] = [
+    case("paper-file-missing", "papers", SAMPLE, "paper.yaml: no such paper params file", files=DATA, params_arg=False),
+    case("paper-sample-key-missing", "papers", SAMPLE, "sample.max_queries: missing", files={**DATA, "paper.yaml": paper_file(sample__max_queries=DELETE)}, params_arg=False),
+    case("paper-sample-key-unknown", "papers", SAMPLE, "sample.max_querys: unknown key", files={**DATA, "paper.yaml": paper_file(sample__max_querys=3)}, params_arg=False),
+    case("paper-ks-not-a-list", "papers", SAMPLE, "sample.ks: expected a list", files={**DATA, "paper.yaml": paper_file(sample__ks=5)}, params_arg=False),
+    case("paper-max-documents-zero", "papers", SAMPLE, "sample.max_documents: expected a whole number >= 1 or null", files={**DATA, "paper.yaml": paper_file(sample__max_documents=0)}, params_arg=False),
+    case("paper-unknown-section", "papers", SAMPLE, "setting: unknown section", files={**DATA, "paper.yaml": paper_file(setting={"x": 1})}, params_arg=False),
+    case("paper-sample-and-samples", "papers", SAMPLE, "give one sample (sample:) or named ones (samples:), not both", files={**DATA, "paper.yaml": paper_file(samples={"a": copy.deepcopy(PAPER_FILE["sample"])})}, params_arg=False),
+    case("paper-several-samples-unnamed", "papers", SAMPLE, "--sample:", files={**DATA, "paper.yaml": paper_file(sample=DELETE, samples={"a": copy.deepcopy(PAPER_FILE["sample"]), "b": copy.deepcopy(PAPER_FILE["sample"])})}, params_arg=False),
+    case("paper-not-converted", "papers", SAMPLE, "no corpus.parquet; convert scifact first", files={"paper.yaml": paper_file()}, params_arg=False),
+    # The stage's line names the registry's key (data.datasets); scripts/check_params.py, which
+    # `make paper-<name>` runs first, names the paper file's sample.dataset.
+    case("paper-unknown-dataset", "papers", SAMPLE, "unknown dataset 'pubmedqa'", files={**DATA, "paper.yaml": paper_file(sample__dataset="pubmedqa")}, params_arg=False),
+    case("paper-draw-from-a-converted-folder", "papers", SAMPLE_DOCS, "no sample.json; give the sample stage's output folder", files={**DATA, "paper.yaml": paper_file()}, params_arg=False),
+    case("paper-setting-unknown", "papers", CHUNK_CORPUS("bogus"), "--setting bogus: not in", files={**DATA, "paper.yaml": paper_file()}),
+    case("paper-setting-no-method", "papers", CHUNK_CORPUS("fixed"), "settings.x: expected a mapping with a method", files={**DATA, "paper.yaml": paper_file(settings__x={"window": 5})}),
+    case("paper-setting-bad-value", "papers", CHUNK_CORPUS("fixed"), "settings.fixed", files={**DATA, "paper.yaml": paper_file(settings__fixed={"method": "fixed", "window": 0})}),
+    case("paper-setting-unknown-method", "papers", CHUNK_CORPUS("x"), "settings.x.method", files={**DATA, "paper.yaml": paper_file(settings__x={"method": "fixd"})}),
+    case("paper-peer-unnamed", "papers", CHUNK_CORPUS("p"), "settings.p.peer: name the peer library's chunker", files={**DATA, "paper.yaml": paper_file(settings__p={"method": "peer"})}),
+    case("paper-vectors-of-other-chunks", "papers", SEARCH, "its chunk ids are not those of --chunks", files={"paper.yaml": paper_file(), "c.parquet": chunk_inputs(("d1", "d2", "x"))}),
+    case("paper-hits-too-shallow", "papers", EVALUATE, "holds the top 1 chunks, sample.ks needs 2; re-run search", files={"paper.yaml": paper_file(), "c.parquet": chunk_inputs(("d1", "d2", "d3"), hits_depth=1)}),
+]  # fmt: skip
+
+CASES += OUTPUT_CASES + CORPUS_CASES + FLAG_CASES + GUARD_CASES + REPORT_CASES + PAPER_CASES
 
 
 # ---------------------------------------------------------------- running a case
@@ -878,7 +985,8 @@ def prepare(c: Case, d: Path) -> list[str]:
             content(d)
         else:
             path.write_bytes(content)
-    return [str(ROOT / "stages" / c.stage), *(a.replace("{d}", str(d)) for a in c.args), "--params", str(d / "params.yaml")]
+    extra = ["--params", str(d / "params.yaml")] if c.params_arg else []
+    return [str(ROOT / "stages" / c.stage), *(a.replace("{d}", str(d)) for a in c.args), *extra]
 
 
 def run_case(c: Case, workdir: Path) -> Outcome:

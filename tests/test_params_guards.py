@@ -166,3 +166,52 @@ def test_make_repro_runs_the_pre_check_before_dvc():
     check = next(i for i, line in enumerate(recipe) if "scripts/check_params.py params.yaml" in line)
     dvc = next(i for i, line in enumerate(recipe) if "dvc repro" in line)
     assert check < dvc
+
+
+PAPERS = ("structural", "semchunk", "clinical")  # the papers whose own file holds samples and settings
+
+
+def test_the_pre_check_passes_every_paper_file():
+    for paper in PAPERS:
+        r = _check(ROOT / "experiments" / paper / "params.yaml")
+        assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize(
+    "old, new, line",
+    [
+        # A stage checks only the setting it runs: this one stopped the pipeline at its chunk stage, after the others ran.
+        ("stddev: {method: stddev}", "stddev: {method: stdev}", "settings.stddev.method: unknown value 'stdev'"),
+        ("recursive: {method: recursive}", "recursive: {method: recursive, window: 0}", "settings.recursive.window must be in"),
+        # The sample stage named params.yaml's data.datasets, not the paper file's key.
+        ("dataset: scifact", "dataset: scifakt", "sample.dataset: unknown dataset 'scifakt'"),
+    ],
+)
+def test_the_pre_check_names_the_paper_file_and_key_before_any_stage(tmp_path, old, new, line):
+    text = (ROOT / "experiments/structural/params.yaml").read_text()
+    assert old in text
+    p = tmp_path / "params.yaml"
+    p.write_text(text.replace(old, new, 1))
+    r = _check(p)
+    assert r.returncode == 2
+    (got,) = r.stderr.strip().splitlines()
+    assert got.startswith(f"error: {p}: ") and line in got, got
+
+
+def test_the_pre_check_names_an_unknown_peer(tmp_path):
+    text = (ROOT / "experiments/semchunk/params.yaml").read_text()
+    p = tmp_path / "params.yaml"
+    p.write_text(text.replace("peer: semchunk,", "peer: semchunks,", 1))
+    r = _check(p)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"error: {p}: settings.semchunk.peer: unknown peer chunker 'semchunks'; allowed: semchunk, langchain, chonkie-recursive, chonkie-semantic"
+    ]
+
+
+def test_make_paper_runs_the_pre_check_of_its_file_before_dvc():
+    for paper in PAPERS:
+        recipe = subprocess.run(["make", "-n", f"paper-{paper}"], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+        check = next(i for i, line in enumerate(recipe) if f"scripts/check_params.py experiments/{paper}/params.yaml" in line)
+        dvc = next(i for i, line in enumerate(recipe) if "dvc repro" in line)
+        assert check < dvc, paper
