@@ -321,11 +321,14 @@ KNOBS["compare"] = {
 # named samples) and paper:setting (the body of the setting a stage runs: a chunk method and its
 # overrides). The runs read a knob retrieval set (scifact by name: the reranker's BioASQ-like
 # records, four judged test questions, and the chunk stage's 40 six-sentence documents besides)
-# under a paper file of one sample and one setting (PAPER_FILE).
+# under a paper file of one sample and one setting (PAPER_FILE). stages/report.py builds each
+# paper's tables with that paper's module: one stage per paper, report@<paper> (their runs: _report);
+# the clinical study's lists of runs (experiments/clinical/runs.yaml) are named runs:<list>.
 PAPER = "paper:"
+RUNS = "runs:"
 PAPER_STAGES = (
     "sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa",
-    "report_documents", "report_retrieval",
+    "report_documents", "report_retrieval", "report@structural", "report@semchunk", "report@clinical",
 )  # fmt: skip
 PAPER_FILE = {
     "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [5], "bootstrap": 50},
@@ -378,6 +381,43 @@ KNOBS["search_bm25"] = {
 KNOBS["evaluate_retrieval"] = {
     "embed.model": Knob(MINILM_CASED, WHOLE),  # read for the chunk sizes in the embedder's tokens
     f"{PAPER}sample.ks": Knob([2], WHOLE),
+}
+# The three reports of chunk-setting arms (stages/report.py --paper <paper>: report@<paper>)
+# render the per-item scores the checkout tracks (metrics/papers/<paper>) beside made-up samples
+# and sizes (_report). A chunk.* key changes a page only where the page prints it: elsewhere it
+# acts upstream (chunk_corpus's knob), through the scores and sizes the report reads.
+_CLINICAL_RUNS = yaml.safe_load((ROOT / "experiments/clinical/runs.yaml").read_text())
+COPIES = ("chunked", "whole_clusters", "bm25")  # runs.yaml's lists that repeat measured's runs
+_CAP = {**yaml.safe_load((ROOT / "params.yaml").read_text())["retrieve"]["chunk"], "max_tokens": 128}
+KNOBS["report@structural"] = {
+    "chunk.chunk_size": Knob(800),  # recursive's row: its characters and overlap
+    "chunk.chunk_overlap": Knob(0),
+    "chunk.alpha": Knob(0.9),  # structural-project's row (structural-authors sets its own α and D_struct)
+    "chunk.boundary_percentile": Knob(60),
+    "chunk.structural_distance": Knob("similarity"),
+    "embed.model": Knob(MINILM5),  # named where the page says what embedded and counted
+    "retrieve.chunk": Knob(_CAP),  # the word cap of every capped setting, in its row and its verdicts
+    f"{PAPER}sample.bootstrap": Knob(200),
+    f"{PAPER}sample.max_documents": Knob(100),  # the search pool: all, or the judged ones + a seeded sample
+    f"{PAPER}sample.dataset": Knob("nfcorpus"),  # the BEIR sets listed as not run
+    f"{PAPER}sample.ks": Knob([5]),
+    f"{PAPER}setting": Knob({"structural-project": {"method": "structural", "alpha": 0.3}}),
+}
+KNOBS["report@semchunk"] = {
+    "embed.model": Knob(MINILM5),  # the tokenizer named in the token budget and the title
+    f"{PAPER}sample.bootstrap": Knob(200),
+    f"{PAPER}sample.seed": Knob(7),  # the bootstrap's seed
+    f"{PAPER}sample.dataset": Knob("bioasq"),  # what holds (answer span or snippet) and the title
+    f"{PAPER}setting": Knob({"semchunk": {"method": "peer", "peer": "semchunk", "max_tokens": 128}}),
+}
+KNOBS["report@clinical"] = {
+    "chunk.generator": Knob(LLAMA_B),  # the proposition and header tables name it
+    "embed.model": Knob(MINILM5),  # its window in the notes (what a chunk past it loses)
+    f"{PAPER}sample.bootstrap": Knob(200),
+    f"{PAPER}sample.seed": Knob(7),  # the bootstrap's seed
+    f"{PAPER}setting": Knob({"adaptive-repair": {"method": "adaptive", "unit": "sentence", "min_words": 60, "boundary_overlap": 10,
+                                                 "max_tokens": None}}),  # its row gives the repair's overlap
+    f"{RUNS}measured": Knob({k: v for k, v in _CLINICAL_RUNS["measured"].items() if k != "retrieval-fixed-600"}),  # a row fewer
 }
 # The clinical pipeline's LLM judge rates the QA branch's answers (qa_context under QA, generate_qa
 # under QA_GEN); its settings come from experiments/clinical/judge.yaml on the command line.
@@ -517,6 +557,39 @@ _PAPER_INERT = {
     },
 }
 INERT |= _PAPER_INERT
+# The chunk-setting reports' inert keys (their knobs: KNOBS['report@<paper>'] above).
+_PRINTS = {
+    "structural": "each setting's method, α, D_struct and cut percentile, recursive's characters and overlap, and the word cap",
+    "semchunk": "each setting's own overrides and token budget (every setting sets max_tokens)",
+    "clinical": "the study's rows (reports/clinical.py ROWS), the repair's overlap, the headers and the proposition generator",
+}
+for _paper, _prints in _PRINTS.items():
+    _stage_name = f"report@{_paper}"
+    INERT[_stage_name] = {
+        f"chunk.{f.name}": f"acts upstream (chunk_corpus's knob, through the scores and sizes read here); the page prints {_prints}"
+        for f in dataclasses.fields(P.SECTIONS["chunk"])
+        if f"chunk.{f.name}" not in KNOBS[_stage_name]
+    }
+    INERT[_stage_name]["chunk.method"] = "every setting names its method (experiments.load refuses one without), which replaces it"
+    INERT[_stage_name][f"{PAPER}sample.max_queries"] = "acts through the sample stage: the page prints the queries its sample.json counts"
+INERT["report@structural"][f"{PAPER}sample.seed"] = (
+    "the sample stage's draw of the search pool (under max_documents); the page's intervals use papers.mean_ci's fixed seed"
+)
+for _paper in ("semchunk", "clinical"):
+    INERT[f"report@{_paper}"] |= {
+        f"{PAPER}sample.max_documents": "acts through the sample stage: the page prints the articles its sample.json counts",
+        "retrieve.chunk": f"acts upstream (chunk_corpus's knob): every {_paper} setting sets its own cap; the page prints {_PRINTS[_paper]}",
+        f"{PAPER}sample.ks": "read by search and evaluate_retrieval (the hits' depth, the metrics' cut-offs); the page reports "
+        + ("the top-1 chunk (the post's claim)" if _paper == "semchunk" else "k = 5 (the study's)"),
+    }
+INERT["report@clinical"][f"{PAPER}sample.dataset"] = (
+    "acts through the sample stage (which questions and articles): the study's pages are written for COVID-QA, its set"
+)
+INERT["report@clinical"] |= {
+    f"{RUNS}{k}": "measured's runs spelled out for dvc.yaml's foreach (DVC cannot join lists): the report stops with one line "
+    "unless it agrees with measured (tests/test_paper_clinical.py), so it changes a table only with measured (its knob)"
+    for k in COPIES
+}
 
 
 # The triple branch (the default run), the long-document, QA and classification branches.
@@ -544,8 +617,10 @@ def _keys(entry: str) -> set[str]:
 def _declared(stage: dict) -> set[str]:
     keys: set[str] = set()
     for e in stage.get("params") or []:
-        for entry in [e] if isinstance(e, str) else [k for ks in e.values() for k in ks]:
-            keys |= _keys(entry)
+        for file, entries in [("params.yaml", [e])] if isinstance(e, str) else e.items():
+            for entry in entries:
+                # The clinical study's lists of runs (experiments/clinical/runs.yaml): runs:<list>.
+                keys |= {f"{RUNS}{entry}"} if Path(file).name == "runs.yaml" else _keys(entry)
     return keys
 
 
@@ -558,7 +633,10 @@ def declared() -> dict[str, set[str]]:
     for f in sorted((ROOT / "experiments").glob("*/dvc.yaml")):
         for stage in yaml.safe_load(f.read_text())["stages"].values():
             stage = stage.get("do", stage)
-            script = next((Path(w).stem for w in stage["cmd"].split() if w.startswith("stages/")), None)
+            words = stage["cmd"].split()
+            script = next((Path(w).stem for w in words if w.startswith("stages/")), None)
+            if script == "report":  # one script, one table builder per paper: a stage each
+                script = f"report@{words[words.index('--paper') + 1]}"
             if script in PAPER_STAGES:
                 out[script] |= _declared(stage)
     return out
@@ -812,8 +890,8 @@ def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
 def _params(dest: Path, models: dict, changes: dict) -> dict:
     data = yaml.safe_load((dest / "params.yaml").read_text())
     for key, value in changes.items():
-        if key.startswith((PAPER, "judge.")):
-            continue  # a paper's own files: _paper_file, and the judge's command line
+        if key.startswith((PAPER, RUNS, "judge.")):
+            continue  # a paper's own files (_paper_file, _report's), and the judge's command line
         sec, name = key.split(".")
         data[sec][name] = models.get(value, value) if isinstance(value, str) else value
     return data
@@ -978,6 +1056,8 @@ def _tables(folder: Path) -> list[Path]:
 def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Path, upstream: dict, pf: list) -> list[Path]:
     """A paper pipeline's stage, as its dvc.yaml runs it, on the knob retrieval set; its inputs
     are the earlier stages' outputs under ``upstream`` (each made once per setting)."""
+    if stage.startswith("report@"):
+        return _report(stage.removeprefix("report@"), dest, env, changes, out, pf)
     (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
     pp = ["--paper", out / "paper.yaml"]
     if stage in ("report_documents", "report_retrieval"):
@@ -1048,6 +1128,96 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
         dest, env,
     )  # fmt: skip
     return [out / "scores.parquet", out / "sizes.parquet", out / "m.json"]
+
+
+def item_scores(path: Path, ids: list[str], values: dict[str, np.ndarray]) -> None:
+    """Per-item scores as the evaluate stages write them (``io.ITEM_SCORES``)."""
+    from biochunk.io import ITEM_SCORES, write_table
+
+    rows = [(i, m, float(v)) for m, vs in values.items() for i, v in zip(ids, vs)]
+    write_table(pd.DataFrame(rows, columns=["item_id", "metric", "value"]), path, ITEM_SCORES)
+
+
+def chunk_rows(path: Path, metadata: list[dict]) -> None:
+    """A chunk table (``io.CHUNKS``) of one chunk per ``metadata`` entry: what a report reads of them."""
+    from biochunk.io import CHUNKS, write_table
+
+    n = len(metadata)
+    write_table(pd.DataFrame({"doc_id": "d1", "chunk_id": [f"d1#{i}" for i in range(n)], "text": "some words", "start": 0, "end": 10,
+                              "n_tokens": 2, "method": "adaptive", "labels": [[] for _ in range(n)],
+                              "metadata": [json.dumps(m) for m in metadata]}), path, CHUNKS)  # fmt: skip
+
+
+def _report_file(paper: str, changes: dict, folder: Path) -> tuple[dict, dict]:
+    """experiments/<paper>'s params file (and the clinical study's runs.yaml beside it) with the
+    ``paper:`` and ``runs:`` changes, written to ``folder``: a sample field changes every sample;
+    ``paper:setting`` is ``{name: body}``, the named setting's new body."""
+    src = ROOT / "experiments" / paper
+    body = yaml.safe_load((src / "params.yaml").read_text())
+    runs = yaml.safe_load((src / "runs.yaml").read_text()) if (src / "runs.yaml").is_file() else {}
+    for key, value in changes.items():
+        if key == f"{PAPER}setting":
+            body["settings"].update(value)
+        elif key.startswith(f"{PAPER}sample."):
+            for s in [body["sample"]] if "sample" in body else body["samples"].values():
+                s[key.removeprefix(f"{PAPER}sample.")] = json.loads(json.dumps(value))  # a copy each: no YAML alias
+        elif key.startswith(RUNS):
+            runs[key.removeprefix(RUNS)] = value
+    if f"{RUNS}measured" in changes:  # its copies follow it, as in a user's edit (COPIES)
+        for key in COPIES:
+            runs[key] = {k: v for k, v in runs[key].items() if k in runs["measured"]}
+    folder.mkdir(parents=True)
+    (folder / "params.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
+    if runs:
+        (folder / "runs.yaml").write_text(yaml.safe_dump(runs, sort_keys=False))
+    return body, runs
+
+
+def _report(paper: str, dest: Path, env: dict, changes: dict, out: Path, pf: list) -> list[Path]:
+    """stages/report.py --paper <paper>, as the paper's dvc.yaml runs it, over the per-item scores
+    the checkout tracks (metrics/papers/<paper>) and made-up stand-ins for what its pipeline keeps
+    in data/ (each sample's sample.json and per-chunk sizes; the clinical study's chunks, corpus and
+    QA reports), laid out as the paper's dvc.yaml lays them out: the same for every variant."""
+    body, runs = _report_file(paper, changes, out / "paper")
+    scores, data = ROOT / "metrics" / "papers" / paper, out / "data"
+    samples = {"sample": body["sample"]} if "sample" in body else body["samples"]
+    settings = {n: list(body["settings"]) for n in samples}
+    if runs:  # the clinical study: each sample's settings are its measured runs'
+        settings = {n: [r["setting"] for r in runs["measured"].values() if r["sample"] == n] for n in samples}
+    args, rng = [], np.random.default_rng(0)
+    for name, s in samples.items():
+        work = data / name
+        scored = next(iter(sorted((scores / name if (scores / name).is_dir() else scores).rglob("*.parquet"))))
+        queries = int(pd.read_parquet(scored)["item_id"].nunique())
+        draw = {"draw": "documents"} if paper == "clinical" and name != "retrieval" else {}
+        (work / "sample").mkdir(parents=True)
+        (work / "sample" / "sample.json").write_text(json.dumps(
+            {"dataset": s["dataset"], **draw, "queries": queries, "of_queries": queries, "documents": 40, "of_documents": 98,
+             "seed": s["seed"]}))  # fmt: skip
+        for n in settings[name]:
+            words = rng.integers(20, 400, 30)
+            item_scores(work / "sizes" / n / "sizes.parquet", [f"c{i}" for i in range(30)], {"words": words, "tokens": words * 1.3})
+        args += ["--sample", work / "sample" / "sample.json", "--evaluated", work / "sizes"]
+    if paper == "clinical":
+        from biochunk.io import CORPUS, write_table
+
+        corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": "", "text": ["Fever is common. It passes.", "Masks help."]})
+        write_table(corpus, data / "retrieval" / "sample" / "corpus.parquet", CORPUS)
+        chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", [{"propositions": [["A fact.", 0, 10]], "fallback": 0}])
+        for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
+            chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
+        nr = data / "non-response"
+        for f, report in (("qa", {"corpus": {"mode": "sampled"}, "top_k": 10}),
+                          ("answers", {"model": "smollm2-135m", "n_examples": 1, "context_words": 150, "max_new_tokens": 48})):  # fmt: skip
+            (nr / f).mkdir(parents=True)
+            (nr / f / "report.json").write_text(json.dumps(report))
+    results = out / "results"
+    _stage(
+        ["stages/report.py", "--paper", paper, "--paper-params", out / "paper" / "params.yaml", "--scores", scores,
+         "--results", results, *args, *pf],
+        dest, env,
+    )  # fmt: skip
+    return sorted(results.glob("*.md")) + sorted((results / "data").glob("*.json"))
 
 
 def _upstream(dest: Path, env: dict, models: dict, stage: str, setting: dict) -> str:

@@ -19,10 +19,11 @@ from biochunk.errors import UserError
 from biochunk.evaluation import judge
 from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
 from biochunk.evaluation.reports import clinical
-from biochunk.io import CHUNK_HITS, CHUNKS, CORPUS, ITEM_SCORES, read_json, read_table, write_table
+from biochunk.io import CHUNK_HITS, CHUNKS, CORPUS, read_json, read_table, write_table
 from biochunk.retrieval import collection
 from biochunk.retrieval.draws import documents_first
 from tests.conftest import ROOT
+from tests.knobs import chunk_rows, item_scores
 
 CLINICAL = ROOT / "experiments" / "clinical"
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -411,18 +412,6 @@ def _rendered(section: str) -> bool:
 # -- the report stage on made-up per-item files --------------------------------------------------
 
 
-def _items(path: Path, ids: list[str], values: dict[str, np.ndarray]) -> None:
-    rows = [(i, m, float(v)) for m, vs in values.items() for i, v in zip(ids, vs)]
-    write_table(pd.DataFrame(rows, columns=["item_id", "metric", "value"]), path, ITEM_SCORES)
-
-
-def _chunks(path: Path, metadata: list[dict]) -> None:
-    n = len(metadata)
-    write_table(pd.DataFrame({"doc_id": "d1", "chunk_id": [f"d1#{i}" for i in range(n)], "text": "some words", "start": 0, "end": 10,
-                              "n_tokens": 2, "method": "adaptive", "labels": [[] for _ in range(n)],
-                              "metadata": [json.dumps(m) for m in metadata]}), path, CHUNKS)  # fmt: skip
-
-
 def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(tmp_path):
     """report.py --paper clinical on made-up inputs laid out as experiments/clinical/dvc.yaml
     lays them out: five tables, one row per run of each part, every interval the items'."""
@@ -448,17 +437,17 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
             {"dataset": "covidqa", **draw, "queries": len(questions[part.sample]), "of_queries": 1380, "documents": 2,
              "of_documents": 98, "seed": 42}))  # fmt: skip
         for n in part.settings:
-            _items(work / "sizes" / n / "sizes.parquet", ["c1", "c2", "c3"], {"words": np.array([10, 20, 30]), "tokens": np.array([12, 24, 36])})
+            item_scores(work / "sizes" / n / "sizes.parquet", ["c1", "c2", "c3"], {"words": np.array([10, 20, 30]), "tokens": np.array([12, 24, 36])})
             for r in ("dense", "bm25") if part.name == "retrieval" else ("dense",):
                 p = rng.random(len(questions[part.sample]))
                 items[part.name, r, n] = {"p@5": p, "recall@5": p**0.5, "f1@5": p * 0.8}
-                _items(scores / part.sample / r / f"{n}.parquet", questions[part.sample], items[part.name, r, n])
+                item_scores(scores / part.sample / r / f"{n}.parquet", questions[part.sample], items[part.name, r, n])
             if part.name == "retrieval":  # what search_bm25 --report writes
                 (scores / part.sample / "search-bm25").mkdir(parents=True, exist_ok=True)
                 (scores / part.sample / "search-bm25" / f"{n}.json").write_text(json.dumps({"k1": 1.2, "b": 0.75}))
-    _chunks(data / "proposition" / "chunks" / "proposition.parquet", [{"propositions": [["A fact.", 0, 10]], "fallback": 0}])
+    chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", [{"propositions": [["A fact.", 0, 10]], "fallback": 0}])
     for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
-        _chunks(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
+        chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
     nr = data / "non-response"
     (nr / "qa").mkdir(parents=True)
     (nr / "answers").mkdir()
