@@ -326,6 +326,7 @@ KNOBS["compare"] = {
 # the clinical study's lists of runs (experiments/clinical/runs.yaml) are named runs:<list>.
 PAPER = "paper:"
 RUNS = "runs:"
+PROJECT = yaml.safe_load((ROOT / "params.yaml").read_text())  # the checkout's params, read once
 PAPER_STAGES = (
     "sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa",
     "report_documents", "report_retrieval", "report@structural", "report@semchunk", "report@clinical",
@@ -388,7 +389,7 @@ KNOBS["evaluate_retrieval"] = {
 # acts upstream (chunk_corpus's knob), through the scores and sizes the report reads.
 _CLINICAL_RUNS = yaml.safe_load((ROOT / "experiments/clinical/runs.yaml").read_text())
 COPIES = ("chunked", "whole_clusters", "bm25")  # runs.yaml's lists that repeat measured's runs
-_CAP = {**yaml.safe_load((ROOT / "params.yaml").read_text())["retrieve"]["chunk"], "max_tokens": 128}
+_CAP = {**PROJECT["retrieve"]["chunk"], "max_tokens": 128}
 KNOBS["report@structural"] = {
     "chunk.chunk_size": Knob(800),  # recursive's row: its characters and overlap
     "chunk.chunk_overlap": Knob(0),
@@ -431,8 +432,8 @@ KNOBS["judge_qa"] = {
 # (metrics/papers/documents, metrics/papers/retrieval): what the pages show of them is the knob.
 # A report refuses metrics of a method its params do not name (stale) and shows one they name
 # that has not run as missing, so the variants of the method lists keep the methods and reorder them.
-_DOC_METHODS = yaml.safe_load((ROOT / "params.yaml").read_text())["chunk_docs"]["methods"]
-_RETRIEVAL_METHODS = yaml.safe_load((ROOT / "params.yaml").read_text())["retrieve"]["dense_methods"]
+_DOC_METHODS = PROJECT["chunk_docs"]["methods"]
+_RETRIEVAL_METHODS = PROJECT["retrieve"]["dense_methods"]
 _NONE_FIRST = ["none", *reversed([m for m in _RETRIEVAL_METHODS if m != "none"])]
 KNOBS["report_documents"] = {
     "chunk_docs.methods": Knob(list(reversed(_DOC_METHODS))),  # the rows, in this order
