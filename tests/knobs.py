@@ -1058,7 +1058,7 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
     """A paper pipeline's stage, as its dvc.yaml runs it, on the knob retrieval set; its inputs
     are the earlier stages' outputs under ``upstream`` (each made once per setting)."""
     if stage.startswith("report@"):
-        return _report(stage.removeprefix("report@"), dest, env, changes, out, pf)
+        return _report(stage.removeprefix("report@"), dest, env, changes, upstream, out, pf)
     (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
     pp = ["--paper", out / "paper.yaml"]
     if stage in ("report_documents", "report_retrieval"):
@@ -1149,10 +1149,10 @@ def chunk_rows(path: Path, metadata: list[dict]) -> None:
                               "metadata": [json.dumps(m) for m in metadata]}), path, CHUNKS)  # fmt: skip
 
 
-def _report_file(paper: str, changes: dict, folder: Path) -> tuple[dict, dict]:
+def _report_file(paper: str, changes: dict) -> tuple[dict, dict]:
     """experiments/<paper>'s params file (and the clinical study's runs.yaml beside it) with the
-    ``paper:`` and ``runs:`` changes, written to ``folder``: a sample field changes every sample;
-    ``paper:setting`` is ``{name: body}``, the named setting's new body."""
+    ``paper:`` and ``runs:`` changes: a sample field changes every sample; ``paper:setting`` is
+    ``{name: body}``, the named setting's new body."""
     src = ROOT / "experiments" / paper
     body = yaml.safe_load((src / "params.yaml").read_text())
     runs = yaml.safe_load((src / "runs.yaml").read_text()) if (src / "runs.yaml").is_file() else {}
@@ -1167,24 +1167,26 @@ def _report_file(paper: str, changes: dict, folder: Path) -> tuple[dict, dict]:
     if f"{RUNS}measured" in changes:  # its copies follow it, as in a user's edit (COPIES)
         for key in COPIES:
             runs[key] = {k: v for k, v in runs[key].items() if k in runs["measured"]}
-    folder.mkdir(parents=True)
-    (folder / "params.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
-    if runs:
-        (folder / "runs.yaml").write_text(yaml.safe_dump(runs, sort_keys=False))
     return body, runs
 
 
-def _report(paper: str, dest: Path, env: dict, changes: dict, out: Path, pf: list) -> list[Path]:
-    """stages/report.py --paper <paper>, as the paper's dvc.yaml runs it, over the per-item scores
-    the checkout tracks (metrics/papers/<paper>) and made-up stand-ins for what its pipeline keeps
-    in data/ (each sample's sample.json and per-chunk sizes; the clinical study's chunks, corpus and
-    QA reports), laid out as the paper's dvc.yaml lays them out: the same for every variant."""
-    body, runs = _report_file(paper, changes, out / "paper")
+def _report(paper: str, dest: Path, env: dict, changes: dict, upstream: dict, out: Path, pf: list) -> list[Path]:
+    """stages/report.py --paper <paper>, as the paper's dvc.yaml runs it, under ``changes``: over
+    the per-item scores the checkout tracks (metrics/papers/<paper>) and stand-ins for what the
+    pipeline keeps in data/ (each sample's sample.json and per-chunk sizes; the clinical study's
+    chunks, corpus and QA reports), laid out as the paper's dvc.yaml lays them out and made
+    under ``upstream``, so a variant and its reference read the same inputs."""
+    body, runs = _report_file(paper, changes)
+    (out / "paper").mkdir()
+    (out / "paper" / "params.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
+    if runs:
+        (out / "paper" / "runs.yaml").write_text(yaml.safe_dump(runs, sort_keys=False))
+    made, made_runs = _report_file(paper, upstream)
     scores, data = ROOT / "metrics" / "papers" / paper, out / "data"
-    samples = {"sample": body["sample"]} if "sample" in body else body["samples"]
-    settings = {n: list(body["settings"]) for n in samples}
-    if runs:  # the clinical study: each sample's settings are its measured runs'
-        settings = {n: [r["setting"] for r in runs["measured"].values() if r["sample"] == n] for n in samples}
+    samples = {"sample": made["sample"]} if "sample" in made else made["samples"]
+    settings = {n: list(made["settings"]) for n in samples}
+    if made_runs:  # the clinical study: each sample's settings are its measured runs'
+        settings = {n: [r["setting"] for r in made_runs["measured"].values() if r["sample"] == n] for n in samples}
     args, rng = [], np.random.default_rng(0)
     for name, s in samples.items():
         work = data / name
