@@ -496,3 +496,23 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
     r = _stage("report.py", "--paper", "clinical", "--paper-params", str(study / "params.yaml"), "--scores", str(scores),
                "--results", str(results), *args)  # fmt: skip
     _one_line(r, "samples.proposition: the proposition table counts a seeded set of articles")
+
+
+def test_the_row_labels_state_the_committed_settings():
+    """ROWS' labels are fixed text: a changed setting does not show on its row (docs/pipeline.md,
+    the knob test's finding). Until they are derived from the settings, hold them to the
+    committed settings, so an edit of experiments/clinical/params.yaml that they misdescribe fails here."""
+    paper = experiments.load(CLINICAL / "params.yaml")
+    base, rp = params.section("chunk", ROOT / "params.yaml"), params.section("retrieve", ROOT / "params.yaml")
+    cp = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
+    label, _, note, _ = clinical.ROWS["recursive"]
+    r = cp["recursive"]
+    assert r.method == "recursive" and f"{r.chunk_size}/{r.chunk_overlap}" in label and f"{r.chunk_size:,} / {r.chunk_overlap}" in note
+    for n in ("fixed-250", "fixed-400", "fixed-600"):
+        label, *_ = clinical.ROWS[n]
+        assert cp[n].method == "fixed" and f"{cp[n].window}/{cp[n].overlap}" in label, n
+    for n in clinical.REPAIR:
+        label, _, note, _ = clinical.ROWS[n]
+        assert cp[n].method == "adaptive" and cp[n].unit == "sentence" and "sentence" in label, n
+        assert f"sentence units, minimum {cp[n].min_words} words" in note, n
+    assert cp["adaptive-sentence"].boundary_overlap == 0 < cp["adaptive-repair"].boundary_overlap

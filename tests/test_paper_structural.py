@@ -118,3 +118,16 @@ def test_an_uncapped_setting_with_a_cap_is_refused(tmp_path) -> None:
 
     with pytest.raises(UserError, match=r"settings\.percentile-nocap: a -nocap setting is uncapped; add max_tokens: null"):
         _tables(tmp_path, {**CAPPED, "percentile-nocap": {"method": "percentile"}})
+
+
+def test_the_project_form_note_states_the_committed_settings() -> None:
+    """FORMS' note on the project's form is fixed text (the rows' own descriptions come from the
+    params): hold it to structural-project's committed α and D_struct."""
+    from biochunk import experiments, params
+    from biochunk.evaluation.reports import structural
+
+    paper = experiments.load(PAPER)
+    base, rp = params.section("chunk", ROOT / "params.yaml"), params.section("retrieve", ROOT / "params.yaml")
+    cp = paper.settings["structural-project"].chunk_params(base, rp.chunk)
+    assert cp.method == "structural"
+    assert f"α {cp.alpha:g}, {cp.structural_distance.capitalize()} D_struct" in structural.FORMS["structural-project"]
