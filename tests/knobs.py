@@ -579,7 +579,8 @@ INERT["report@structural"][f"{PAPER}sample.seed"] = (
 for _paper in ("semchunk", "clinical"):
     INERT[f"report@{_paper}"] |= {
         f"{PAPER}sample.max_documents": "acts through the sample stage: the page prints the articles its sample.json counts",
-        "retrieve.chunk": f"acts upstream (chunk_corpus's knob): every {_paper} setting sets its own cap; the page prints {_PRINTS[_paper]}",
+        "retrieve.chunk": f"acts upstream (chunk_corpus's knob, through the scores and sizes read here); every {_paper} setting sets "
+        f"its own cap, and the page prints {_PRINTS[_paper]}",
         f"{PAPER}sample.ks": "read by search and evaluate_retrieval (the hits' depth, the metrics' cut-offs); the page reports "
         + ("the top-1 chunk (the post's claim)" if _paper == "semchunk" else "k = 5 (the study's)"),
     }
