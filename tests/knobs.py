@@ -416,8 +416,9 @@ KNOBS["report@clinical"] = {
     "embed.model": Knob(MINILM5),  # its window in the notes (what a chunk past it loses)
     f"{PAPER}sample.bootstrap": Knob(200),
     f"{PAPER}sample.seed": Knob(7),  # the bootstrap's seed
-    f"{PAPER}setting": Knob({"adaptive-repair": {"method": "adaptive", "unit": "sentence", "min_words": 60, "boundary_overlap": 10,
-                                                 "max_tokens": None}}),  # its row gives the repair's overlap
+    f"{PAPER}setting": Knob({"adaptive-repair": {
+        "method": "adaptive", "unit": "sentence", "min_words": 60, "boundary_overlap": 10, "max_tokens": None,
+    }}),  # its row gives the repair's overlap
     f"{RUNS}measured": Knob({k: v for k, v in _CLINICAL_RUNS["measured"].items() if k != "retrieval-fixed-600"}),  # a row fewer
 }
 # The clinical pipeline's LLM judge rates the QA branch's answers (qa_context under QA, generate_qa
@@ -564,23 +565,23 @@ _PRINTS = {
     "semchunk": "each setting's own overrides and token budget (every setting sets max_tokens)",
     "clinical": "the study's rows (reports/clinical.py ROWS), the repair's overlap, the headers and the proposition generator",
 }
+_UPSTREAM = "acts upstream (chunk_corpus's knob, through the scores and sizes read here)"
 for _paper, _prints in _PRINTS.items():
     _stage_name = f"report@{_paper}"
     INERT[_stage_name] = {
-        f"chunk.{f.name}": f"acts upstream (chunk_corpus's knob, through the scores and sizes read here); the page prints {_prints}"
+        f"chunk.{f.name}": f"{_UPSTREAM}; the page prints {_prints}"
         for f in dataclasses.fields(P.SECTIONS["chunk"])
         if f"chunk.{f.name}" not in KNOBS[_stage_name]
     }
-    INERT[_stage_name]["chunk.method"] = "every setting names its method (experiments.load refuses one without), which replaces it"
-    INERT[_stage_name][f"{PAPER}sample.max_queries"] = "acts through the sample stage: the page prints the queries its sample.json counts"
+    INERT[_stage_name]["chunk.method"] = "every setting names its method (experiments.load refuses one without); it replaces this"
+    INERT[_stage_name][f"{PAPER}sample.max_queries"] = "acts through the sample stage: the page prints its sample.json's queries"
 INERT["report@structural"][f"{PAPER}sample.seed"] = (
     "the sample stage's draw of the search pool (under max_documents); the page's intervals use papers.mean_ci's fixed seed"
 )
 for _paper in ("semchunk", "clinical"):
     INERT[f"report@{_paper}"] |= {
         f"{PAPER}sample.max_documents": "acts through the sample stage: the page prints the articles its sample.json counts",
-        "retrieve.chunk": f"acts upstream (chunk_corpus's knob, through the scores and sizes read here); every {_paper} setting sets "
-        f"its own cap, and the page prints {_PRINTS[_paper]}",
+        "retrieve.chunk": f"{_UPSTREAM}; every {_paper} setting sets its own cap, and the page prints {_PRINTS[_paper]}",
         f"{PAPER}sample.ks": "read by search and evaluate_retrieval (the hits' depth, the metrics' cut-offs); the page reports "
         + ("the top-1 chunk (the post's claim)" if _paper == "semchunk" else "k = 5 (the study's)"),
     }
@@ -1200,14 +1201,16 @@ def _report(paper: str, dest: Path, env: dict, changes: dict, upstream: dict, ou
              "seed": s["seed"]}))  # fmt: skip
         for n in settings[name]:
             words = rng.integers(20, 400, 30)
-            item_scores(work / "sizes" / n / "sizes.parquet", [f"c{i}" for i in range(30)], {"words": words, "tokens": words * 1.3})
+            sizes = {"words": words, "tokens": words * 1.3}
+            item_scores(work / "sizes" / n / "sizes.parquet", [f"c{i}" for i in range(30)], sizes)
         args += ["--sample", work / "sample" / "sample.json", "--evaluated", work / "sizes"]
     if paper == "clinical":
         from biochunk.io import CORPUS, write_table
 
         corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": "", "text": ["Fever is common. It passes.", "Masks help."]})
         write_table(corpus, data / "retrieval" / "sample" / "corpus.parquet", CORPUS)
-        chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", [{"propositions": [["A fact.", 0, 10]], "fallback": 0}])
+        propositions = [{"propositions": [["A fact.", 0, 10]], "fallback": 0}]
+        chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", propositions)
         for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
             chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
         nr = data / "non-response"

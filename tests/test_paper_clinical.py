@@ -437,7 +437,8 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
             {"dataset": "covidqa", **draw, "queries": len(questions[part.sample]), "of_queries": 1380, "documents": 2,
              "of_documents": 98, "seed": 42}))  # fmt: skip
         for n in part.settings:
-            item_scores(work / "sizes" / n / "sizes.parquet", ["c1", "c2", "c3"], {"words": np.array([10, 20, 30]), "tokens": np.array([12, 24, 36])})
+            sizes = {"words": np.array([10, 20, 30]), "tokens": np.array([12, 24, 36])}
+            item_scores(work / "sizes" / n / "sizes.parquet", ["c1", "c2", "c3"], sizes)
             for r in ("dense", "bm25") if part.name == "retrieval" else ("dense",):
                 p = rng.random(len(questions[part.sample]))
                 items[part.name, r, n] = {"p@5": p, "recall@5": p**0.5, "f1@5": p * 0.8}
@@ -507,7 +508,8 @@ def test_the_row_labels_state_the_committed_settings():
     cp = {n: s.chunk_params(base, rp.chunk) for n, s in paper.settings.items()}
     label, _, note, _ = clinical.ROWS["recursive"]
     r = cp["recursive"]
-    assert r.method == "recursive" and f"{r.chunk_size}/{r.chunk_overlap}" in label and f"{r.chunk_size:,} / {r.chunk_overlap}" in note
+    assert r.method == "recursive" and f"{r.chunk_size}/{r.chunk_overlap}" in label
+    assert f"{r.chunk_size:,} / {r.chunk_overlap}" in note
     for n in ("fixed-250", "fixed-400", "fixed-600"):
         label, *_ = clinical.ROWS[n]
         assert cp[n].method == "fixed" and f"{cp[n].window}/{cp[n].overlap}" in label, n
