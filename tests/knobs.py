@@ -1151,6 +1151,24 @@ def chunk_rows(path: Path, metadata: list[dict]) -> None:
                               "metadata": [json.dumps(m) for m in metadata]}), path, CHUNKS)  # fmt: skip
 
 
+def clinical_stand_ins(data: Path) -> None:
+    """What the clinical report reads beside its samples' sizes, made up: the retrieval sample's
+    corpus, the proposition and header chunks, and the QA stages' reports (data/papers/clinical's layout)."""
+    from biochunk.io import CORPUS, write_table
+
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": "", "text": ["Fever is common. It passes.", "Masks help."]})
+    write_table(corpus, data / "retrieval" / "sample" / "corpus.parquet", CORPUS)
+    propositions = [{"propositions": [["A fact.", 0, 10]], "fallback": 0}]
+    chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", propositions)
+    for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
+        chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
+    nr = data / "non-response"
+    for f, report in (("qa", {"corpus": {"mode": "sampled"}, "top_k": 10}),
+                      ("answers", {"model": "smollm2-135m", "n_examples": 1, "context_words": 150, "max_new_tokens": 48})):  # fmt: skip
+        (nr / f).mkdir(parents=True)
+        (nr / f / "report.json").write_text(json.dumps(report))
+
+
 def _report_file(paper: str, changes: dict) -> tuple[dict, dict]:
     """experiments/<paper>'s params file (and the clinical study's runs.yaml beside it) with the
     ``paper:`` and ``runs:`` changes: a sample field changes every sample; ``paper:setting`` is
@@ -1205,19 +1223,7 @@ def _report(paper: str, dest: Path, env: dict, changes: dict, upstream: dict, ou
             item_scores(work / "sizes" / n / "sizes.parquet", [f"c{i}" for i in range(30)], sizes)
         args += ["--sample", work / "sample" / "sample.json", "--evaluated", work / "sizes"]
     if paper == "clinical":
-        from biochunk.io import CORPUS, write_table
-
-        corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": "", "text": ["Fever is common. It passes.", "Masks help."]})
-        write_table(corpus, data / "retrieval" / "sample" / "corpus.parquet", CORPUS)
-        propositions = [{"propositions": [["A fact.", 0, 10]], "fallback": 0}]
-        chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", propositions)
-        for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
-            chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
-        nr = data / "non-response"
-        for f, report in (("qa", {"corpus": {"mode": "sampled"}, "top_k": 10}),
-                          ("answers", {"model": "smollm2-135m", "n_examples": 1, "context_words": 150, "max_new_tokens": 48})):  # fmt: skip
-            (nr / f).mkdir(parents=True)
-            (nr / f / "report.json").write_text(json.dumps(report))
+        clinical_stand_ins(data)
     results = out / "results"
     _stage(
         ["stages/report.py", "--paper", paper, "--paper-params", out / "paper" / "params.yaml", "--scores", scores,

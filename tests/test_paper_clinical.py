@@ -19,11 +19,11 @@ from biochunk.errors import UserError
 from biochunk.evaluation import judge
 from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
 from biochunk.evaluation.reports import clinical
-from biochunk.io import CHUNK_HITS, CHUNKS, CORPUS, read_json, read_table, write_table
+from biochunk.io import CHUNK_HITS, CHUNKS, read_json, read_table, write_table
 from biochunk.retrieval import collection
 from biochunk.retrieval.draws import documents_first
 from tests.conftest import ROOT
-from tests.knobs import chunk_rows, item_scores
+from tests.knobs import clinical_stand_ins, item_scores
 
 CLINICAL = ROOT / "experiments" / "clinical"
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -430,8 +430,7 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
     items = {}
     for part in parts.values():
         work = data / part.sample
-        corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": "", "text": ["Fever is common. It passes.", "Masks help."]})
-        write_table(corpus, work / "sample" / "corpus.parquet", CORPUS)
+        (work / "sample").mkdir(parents=True)
         draw = {"draw": "documents"} if part.name != "retrieval" else {}
         (work / "sample" / "sample.json").write_text(json.dumps(
             {"dataset": "covidqa", **draw, "queries": len(questions[part.sample]), "of_queries": 1380, "documents": 2,
@@ -446,14 +445,7 @@ def test_the_report_stage_renders_every_clinical_table_from_the_per_item_files(t
             if part.name == "retrieval":  # what search_bm25 --report writes
                 (scores / part.sample / "search-bm25").mkdir(parents=True, exist_ok=True)
                 (scores / part.sample / "search-bm25" / f"{n}.json").write_text(json.dumps({"k1": 1.2, "b": 0.75}))
-    chunk_rows(data / "proposition" / "chunks" / "proposition.parquet", [{"propositions": [["A fact.", 0, 10]], "fallback": 0}])
-    for n, header in (("adaptive", "Fever"), ("adaptive-generator-header", "A title about fever")):
-        chunk_rows(data / "headers" / "chunks" / f"{n}.parquet", [{"header": header}] * 3)
-    nr = data / "non-response"
-    (nr / "qa").mkdir(parents=True)
-    (nr / "answers").mkdir()
-    (nr / "qa" / "report.json").write_text(json.dumps({"corpus": {"mode": "sampled"}, "top_k": 10}))
-    (nr / "answers" / "report.json").write_text(json.dumps({"model": "smollm2-135m", "n_examples": 1, "context_words": 150, "max_new_tokens": 48}))
+    clinical_stand_ins(data)
     arms = list(clinical.ANSWER_ARMS)
     answered = pd.DataFrame([(a, f"q{i}", float(rng.random() < 0.2), float(rng.random() < 0.5), rng.random()) for a in arms for i in range(10)],
                             columns=["method", "question_id", "declined", "context_has_answer", "rouge2_f1"])  # fmt: skip
