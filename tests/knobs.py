@@ -329,7 +329,7 @@ RUNS = "runs:"
 PROJECT = yaml.safe_load((ROOT / "params.yaml").read_text())  # the checkout's params, read once
 PAPER_STAGES = (
     "sample", "sample_documents", "embed_units", "chunk_corpus", "search", "search_bm25", "evaluate_retrieval", "judge_qa",
-    "report_documents", "report_retrieval", "report@structural", "report@semchunk", "report@clinical",
+    "report_documents", "report_retrieval", "report@structural", "report@semchunk", "report@clinical", "report@bioasq",
 )  # fmt: skip
 PAPER_FILE = {
     "sample": {"dataset": "scifact", "max_queries": None, "max_documents": None, "seed": 42, "ks": [5], "bootstrap": 50},
@@ -420,6 +420,50 @@ KNOBS["report@clinical"] = {
         "method": "adaptive", "unit": "sentence", "min_words": 60, "boundary_overlap": 10, "max_tokens": None,
     }}),  # its row gives the repair's overlap
     f"{RUNS}measured": Knob({k: v for k, v in _CLINICAL_RUNS["measured"].items() if k != "retrieval-fixed-600"}),  # a row fewer
+}
+# The BioASQ report (stages/report_runs.py --paper bioasq: report@bioasq) reads its five QA runs'
+# params files: params.yaml's keys unprefixed, another file's named <file>:<key> (dvc exp run -S's
+# form); its runs' outputs are stand-ins made under the reference (_report_runs). A key that
+# check_params pairs with another file's is changed as a user would: in both (BIOASQ_FOLLOW).
+BIOASQ_FILES = ("params.yaml", "icl-params.yaml", "paper-params.yaml", "icl-paper-params.yaml", "grid-paper-params.yaml")
+ICL_RUN, PAPER_RUN, ICL_PAPER_RUN, GRID_RUN = (f"{f}:" for f in BIOASQ_FILES[1:])
+# check_params' pairings (reports/bioasq.py): the keys a run's file must share with another's, or
+# the report stops with one line; a variant's copies follow it, as COPIES follow runs.yaml's measured.
+_QUESTIONS = ("max_questions", "question_splits", "seed", "example_split")  # which questions are answered
+BIOASQ_FOLLOW = (
+    ("params.yaml", "icl-params.yaml", {"qa": (*_QUESTIONS, "corpus", "context_words")}),
+    ("params.yaml", "paper-params.yaml", {"qa": _QUESTIONS}),
+    ("paper-params.yaml", "icl-paper-params.yaml", {"qa": (*_QUESTIONS, "corpus", "context_words")}),
+    ("icl-params.yaml", "icl-paper-params.yaml", {"qa": ("n_examples", "examples_by_type"), "reshape": ("variants",)}),
+    # The grid run is the paper run with the other Table 2 arms: every key of these sections.
+    ("paper-params.yaml", "grid-paper-params.yaml",
+     {s: tuple(f.name for f in dataclasses.fields(P.SECTIONS[s]) if f.name not in ("variants", "contexts"))
+      for s in ("qa", "reshape", "generate", "embed", "evaluate", "evaluate_qa")}),
+)  # fmt: skip
+_MEASURED = {  # what either Table 1 run's page prints of its own params file
+    "reshape.passages": Knob(10),
+    "reshape.threshold": Knob(0.5),
+    "reshape.reranker": Knob("minilm"),  # the untrained cross-encoder, named as such
+    "embed.model": Knob(MINILM5),
+    "evaluate.bootstrap": Knob(200),
+    "evaluate.seed": Knob(7),
+    "evaluate_qa.bertscore_model": Knob(MINILM5),
+    "evaluate_qa.bertscore_layers": Knob(3),
+    "generate.quantize": Knob("none"),
+    "qa.corpus": Knob("pooled"),
+}
+_VARIANTS = yaml.safe_load((ROOT / "experiments/bioasq/params.yaml").read_text())["reshape"]["variants"]
+KNOBS["report@bioasq"] = {
+    **_MEASURED,
+    "qa.max_questions": Knob(30),  # which questions: every run answers the same (BIOASQ_FOLLOW)
+    "qa.question_splits": Knob(["11B1", "11B2"]),
+    "qa.example_split": Knob("7B2"),
+    "qa.seed": Knob(7),
+    "qa.examples_by_type": Knob(True),  # the main run's examples, in every Table 1/2 prompt
+    # unranked topics' number of communities, stated where the page says how it differs from the paper's
+    "reshape.variants": Knob([{**v, "top_m": 3} if v["rank"] == "none" else v for v in _VARIANTS]),
+    f"{ICL_RUN}reshape.reranker": Knob("minilm"),
+    **{f"{PAPER_RUN}{k}": kn for k, kn in _MEASURED.items()},
 }
 # The clinical pipeline's LLM judge rates the QA branch's answers (qa_context under QA, generate_qa
 # under QA_GEN); its settings come from experiments/clinical/judge.yaml on the command line.
@@ -594,6 +638,55 @@ INERT["report@clinical"] |= {
     for k in COPIES
 }
 
+# The BioASQ report's inert keys (its knobs: KNOBS['report@bioasq'] above).
+_GENERATED = "generate_qa's: the page prints what the run's answers' report.json records, beside the answers' scores"
+_NO_RETRIEVED = "read for qa.contexts' retrieved arms (their chunk methods and depth): no BioASQ run has one (check_params)"
+_RUN_KEYS = {
+    "qa.methods": _NO_RETRIEVED,
+    "qa.top_k": _NO_RETRIEVED,
+    "qa.retriever": "one value is allowed (dense): the seam for another retriever (retrieval/contexts.py)",
+    "qa.max_new_tokens": _GENERATED,
+    "qa.decline": "generate_qa's (whether the prompt offers to decline): it acts through the answers and the scores read here",
+}
+_DEFAULTS = {
+    f"reshape.{k}": "the default of reshape.variants' settings, each of which sets its own rank, top_m and keep"
+    for k in ("rank", "top_m", "keep")
+}
+_ARMS = "acts through the arms the runs answer and their scores"
+INERT["report@bioasq"] = {
+    **_RUN_KEYS, **_DEFAULTS,
+    "qa.context_words": _GENERATED,
+    "qa.n_examples": _GENERATED,
+    "qa.contexts": "must hold none, gold and reshaped, in any order (check_params): the tables order the arms themselves",
+    "retrieve.qa_test_splits": "must equal qa.question_splits (check_params: the batches the reranker never saw), so it "
+    "changes the page only with that key (its knob)",
+    **{f"{ICL_RUN}{k}": r for k, r in _RUN_KEYS.items()},
+    f"{ICL_RUN}qa.n_examples": _GENERATED,
+    f"{ICL_RUN}qa.examples_by_type": "generate_qa's (which examples the ICL prompts carry): it acts through the answers and "
+    "their scores; the page calls the ICL run's examples typed whatever it holds (tests/test_paper_bioasq.py holds it true)",
+    f"{ICL_RUN}qa.contexts": "must be none and reshaped (check_params)",
+    f"{ICL_RUN}reshape.variants": "names the ICL run's one arm, a Table 2 variant that paper-params.yaml and "
+    f"icl-paper-params.yaml repeat (check_params): it {_ARMS}",
+    **{f"{PAPER_RUN}{k}": r for k, r in {**_RUN_KEYS, **_DEFAULTS}.items()},
+    f"{PAPER_RUN}qa.context_words": _GENERATED,
+    f"{PAPER_RUN}qa.n_examples": "must be 0 (check_params: the paper's Table 1 prompts are zero-shot)",
+    f"{PAPER_RUN}qa.examples_by_type": "qa.n_examples is 0 in this run (check_params): there are no examples to type",
+    f"{PAPER_RUN}qa.contexts": "must hold none, gold and reshaped (check_params)",
+    f"{PAPER_RUN}reshape.variants": "unranked topics over every community, then icl-params.yaml's and params.yaml's "
+    f"variants as they are there (check_params): it {_ARMS}",
+    **{f"{ICL_PAPER_RUN}{k}": r for k, r in _RUN_KEYS.items()},
+    f"{ICL_PAPER_RUN}qa.contexts": "must be reshaped alone (check_params: its no-context arm would repeat the ICL run's)",
+    f"{GRID_RUN}qa.contexts": "must be reshaped alone (check_params: none and gold are paper-params.yaml's)",
+    f"{GRID_RUN}reshape.variants": "must be params.yaml's Table 2 variants that paper-params.yaml does not hold "
+    f"(check_params): it {_ARMS}",
+}
+INERT["report@bioasq"] |= {
+    f"{dst}:{sec}.{key}": f"must equal {src}'s (check_params: the runs pair question by question), so it changes the page "
+    f"only with {src}'s, as a user changes both"
+    for src, dst, keys in BIOASQ_FOLLOW
+    for sec, names in keys.items()
+    for key in names
+}
 
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
@@ -622,8 +715,13 @@ def _declared(stage: dict) -> set[str]:
     for e in stage.get("params") or []:
         for file, entries in [("params.yaml", [e])] if isinstance(e, str) else e.items():
             for entry in entries:
-                # The clinical study's lists of runs (experiments/clinical/runs.yaml): runs:<list>.
-                keys |= {f"{RUNS}{entry}"} if Path(file).name == "runs.yaml" else _keys(entry)
+                # The clinical study's lists of runs (experiments/clinical/runs.yaml): runs:<list>;
+                # a BioASQ run's params file other than params.yaml: <file>:<key>.
+                name = Path(file).name
+                if name == "runs.yaml":
+                    keys |= {f"{RUNS}{entry}"}
+                else:
+                    keys |= {f"{name}:{k}" if name in BIOASQ_FILES[1:] else k for k in _keys(entry)}
     return keys
 
 
@@ -638,7 +736,7 @@ def declared() -> dict[str, set[str]]:
             stage = stage.get("do", stage)
             words = stage["cmd"].split()
             script = next((Path(w).stem for w in words if w.startswith("stages/")), None)
-            if script == "report":  # one script, one table builder per paper: a stage each
+            if script in ("report", "report_runs"):  # one script, one table builder per paper: a stage each
                 script = f"report@{words[words.index('--paper') + 1]}"
             if script in PAPER_STAGES:
                 out[script] |= _declared(stage)
@@ -893,8 +991,8 @@ def _ade_like(data: Path, docs: pd.DataFrame, sentences: list[str]) -> None:
 def _params(dest: Path, models: dict, changes: dict) -> dict:
     data = yaml.safe_load((dest / "params.yaml").read_text())
     for key, value in changes.items():
-        if key.startswith((PAPER, RUNS, "judge.")):
-            continue  # a paper's own files (_paper_file, _report's), and the judge's command line
+        if ":" in key or key.startswith("judge."):
+            continue  # a paper's own files (_paper_file, _report's, bioasq_files), and the judge's command line
         sec, name = key.split(".")
         data[sec][name] = models.get(value, value) if isinstance(value, str) else value
     return data
@@ -1059,6 +1157,8 @@ def _tables(folder: Path) -> list[Path]:
 def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Path, upstream: dict, pf: list) -> list[Path]:
     """A paper pipeline's stage, as its dvc.yaml runs it, on the knob retrieval set; its inputs
     are the earlier stages' outputs under ``upstream`` (each made once per setting)."""
+    if stage == "report@bioasq":
+        return _report_runs(dest, env, models, changes, upstream, out)
     if stage.startswith("report@"):
         return _report(stage.removeprefix("report@"), dest, env, changes, upstream, out, pf)
     (out / "paper.yaml").write_text(yaml.safe_dump(_paper_file(changes)))
@@ -1169,6 +1269,44 @@ def clinical_stand_ins(data: Path) -> None:
         (nr / f / "report.json").write_text(json.dumps(report))
 
 
+def bioasq_stand_ins(data: Path, files: Path, questions: list[str]) -> None:
+    """What the BioASQ report reads of its five QA runs beside their per-question scores, made up
+    from each run's params file in ``files`` as qa_context and generate_qa lay it out
+    (data/papers/bioasq/<run>): the arms its qa.contexts and reshape.variants name, the answers'
+    settings, and one context, answer and chunk per arm and question."""
+    from biochunk.evaluation.reports import bioasq
+    from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, write_table
+    from biochunk.retrieval.contexts import arms
+
+    for run in bioasq.RUNS:
+        path = files / ("params.yaml" if run == "main" else f"{run}-params.yaml")
+        qa, rs, gen = P.section("qa", path), P.section("reshape", path), P.section("generate", path)
+        names = arms(qa.contexts, qa.methods, [a for a, _ in rs.expand()])
+        qa_dir, answers_dir = data / run / "qa", data / run / "answers"
+        qa_dir.mkdir(parents=True)
+        answers_dir.mkdir()
+        (qa_dir / "report.json").write_text(json.dumps({
+            "arms": names, "example_split": qa.example_split, "corpus": {"documents": 99},
+            "gold_document_hits": {a: {"gold_doc_hit@1": 0.5, "gold_doc_hit@k": 0.75} for a in names},
+            "reshape": {a: {"communities_mean": 9.5, "sentences_kept_mean": 6.0} for a in names if a.startswith("reshaped:")},
+        }))  # fmt: skip
+        (answers_dir / "report.json").write_text(json.dumps({
+            "model": gen.model, "n_examples": qa.n_examples, "context_words": qa.context_words,
+            "max_new_tokens": qa.max_new_tokens, "methods": {},
+        }))  # fmt: skip
+        rows = [
+            (q, a, "" if a == "none" else "some context words", "p", "an answer", "an answer", "") for a in names for q in questions
+        ]
+        write_table(pd.DataFrame(rows, columns=QA_ANSWERS.names), answers_dir / "answers.parquet", QA_ANSWERS)
+        gold = ["a gold answer of seven words here"]
+        sample = [(q, "11B1", "factoid", f"question {q}?", gold, ["d1"], "", "answer") for q in questions]
+        write_table(pd.DataFrame(sample, columns=QA_SAMPLE.names), qa_dir / "questions.parquet", QA_SAMPLE)
+        found = [(q, a, 1, f"{a}:{q}:1", "d1", 0.0, "dense") for a in names if a != "none" for q in questions]
+        write_table(pd.DataFrame(found, columns=QA_CONTEXTS.names), qa_dir / "contexts.parquet", QA_CONTEXTS)
+        chunks = [("d1", c, "some context words", 0, 18, 3, "x", [], "{}") for _, _, _, c, *_ in found]
+        write_table(pd.DataFrame(chunks, columns=CHUNKS.names), qa_dir / "chunks.parquet", CHUNKS)
+
+
 def _report_file(paper: str, changes: dict) -> tuple[dict, dict]:
     """experiments/<paper>'s params file (and the clinical study's runs.yaml beside it) with the
     ``paper:`` and ``runs:`` changes: a sample field changes every sample; ``paper:setting`` is
@@ -1188,6 +1326,47 @@ def _report_file(paper: str, changes: dict) -> tuple[dict, dict]:
         for key in COPIES:
             runs[key] = {k: v for k, v in runs[key].items() if k in runs["measured"]}
     return body, runs
+
+
+def bioasq_files(changes: dict, models: dict | None = None) -> dict[str, dict]:
+    """experiments/bioasq's five params files with ``changes``: params.yaml's keys unprefixed,
+    another file's as ``<file>:<key>``; then each pairing's keys copied (BIOASQ_FOLLOW), and
+    params.yaml's qa.question_splits to its retrieve.qa_test_splits, as a user edits them together."""
+    files = {f: yaml.safe_load((ROOT / "experiments/bioasq" / f).read_text()) for f in BIOASQ_FILES}
+    for key, value in changes.items():
+        file, _, dotted = key.rpartition(":")
+        if file in ("", *BIOASQ_FILES[1:]):
+            sec, name = dotted.split(".")
+            value = (models or {}).get(value, value) if isinstance(value, str) else value
+            files[file or "params.yaml"][sec][name] = json.loads(json.dumps(value))
+    for src, dst, keys in BIOASQ_FOLLOW:
+        for sec, names in keys.items():
+            files[dst][sec] |= {n: json.loads(json.dumps(files[src][sec][n])) for n in names}
+    main = files["params.yaml"]
+    main["retrieve"]["qa_test_splits"] = list(main["qa"]["question_splits"])
+    return files
+
+
+def _report_runs(dest: Path, env: dict, models: dict, changes: dict, upstream: dict, out: Path) -> list[Path]:
+    """stages/report_runs.py --paper bioasq, as experiments/bioasq/dvc.yaml runs it, under
+    ``changes``: over the per-question scores the checkout tracks (metrics/papers/bioasq) and
+    stand-ins for the five QA runs' outputs (bioasq_stand_ins), made under ``upstream``."""
+    for name, files in (("paper", bioasq_files(changes, models)), ("made", bioasq_files(upstream, models))):
+        (out / name).mkdir(parents=True)
+        for f, body in files.items():
+            (out / name / f).write_text(yaml.safe_dump(body, sort_keys=False))
+    scores = ROOT / "metrics" / "papers" / "bioasq"
+    questions = sorted(pd.read_csv(scores / "main" / "report" / "scores.csv")["question_id"].astype(str).unique())
+    from biochunk.evaluation.reports import bioasq
+
+    bioasq_stand_ins(out / "data", out / "made", questions)
+    results = out / "results"
+    _stage(
+        ["stages/report_runs.py", "--paper", "bioasq", "--paper-params", out / "paper" / "params.yaml", "--scores", scores,
+         "--results", results, *[w for r in bioasq.RUNS for w in ("--runs", out / "data" / r)]],
+        dest, env,
+    )  # fmt: skip
+    return sorted(results.glob("*.md")) + sorted((results / "data").glob("*.json"))
 
 
 def _report(paper: str, dest: Path, env: dict, changes: dict, upstream: dict, out: Path, pf: list) -> list[Path]:

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,9 +21,9 @@ from biochunk.errors import UserError
 from biochunk.evaluation import papers
 from biochunk.evaluation.papers import mean_ci, paired_delta, paired_statistic
 from biochunk.evaluation.reports import bioasq
-from biochunk.io import CHUNKS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, write_table
 from biochunk.retrieval.contexts import arms
 from tests.conftest import ROOT
+from tests.knobs import bioasq_stand_ins
 
 BIOASQ = ROOT / "experiments" / "bioasq"
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -67,6 +68,15 @@ def test_each_runs_params_are_the_projects_but_the_papers_keys(name, changed):
     params.load(BIOASQ / name)  # a valid params file, checked as any
     text = (BIOASQ / name).read_text()
     assert params.parse_yaml_text(text, name) == yaml.safe_load(text)  # DVC reads it as params: no anchors
+
+
+def test_the_icl_tables_words_for_the_examples_state_the_committed_settings():
+    """The ICL table calls the main run's examples any type and the ICL runs' of the question's
+    type in fixed words (reports/bioasq.py: shots(k1, False), shots(k, True)), not from
+    qa.examples_by_type; until they are derived from it, the committed files must say the same."""
+    assert _load("params.yaml")["qa"]["examples_by_type"] is False
+    assert _load("icl-params.yaml")["qa"]["examples_by_type"] is True
+    assert _load("icl-paper-params.yaml")["qa"]["examples_by_type"] is True
 
 
 def test_the_main_run_gives_table_1_and_2s_arms_on_held_out_questions_only():
@@ -177,27 +187,9 @@ def test_the_pipeline_runs_every_qa_run_on_its_params_and_reports_them_in_order(
 # -- the report, end to end on made-up runs ---------------------------------------------------
 
 
-def _make_run(root, run: str, run_arms: list[str], questions: list[str], rng, n_examples: int) -> pd.DataFrame:
-    (root / run / "qa").mkdir(parents=True)
-    (root / run / "answers").mkdir()
-    hits = {a: {"gold_doc_hit@1": 0.5, "gold_doc_hit@k": 0.75} for a in run_arms}
-    reshape = {a: {"communities_mean": 9.5, "sentences_kept_mean": 6.0} for a in run_arms if a.startswith("reshaped:")}
-    (root / run / "qa" / "report.json").write_text(json.dumps(
-        {"arms": run_arms, "example_split": "7B1", "corpus": {"documents": 99}, "gold_document_hits": hits, "reshape": reshape}))  # fmt: skip
-    (root / run / "answers" / "report.json").write_text(json.dumps(
-        {"model": "smollm2-135m", "n_examples": n_examples, "context_words": 300, "max_new_tokens": 48, "methods": {}}))  # fmt: skip
-    rows = [
-        (q, a, "" if a == "none" else "some context words", "p", "an answer", "an answer", "")
-        for a in run_arms
-        for q in questions
-    ]
-    write_table(pd.DataFrame(rows, columns=QA_ANSWERS.names), root / run / "answers" / "answers.parquet", QA_ANSWERS)
-    sample = [(q, "11B1", "factoid", f"question {q}?", ["a gold answer of seven words here"], ["d1"], "", "answer") for q in questions]
-    write_table(pd.DataFrame(sample, columns=QA_SAMPLE.names), root / run / "qa" / "questions.parquet", QA_SAMPLE)
-    found = [(q, a, 1, f"{a}:{q}:1", "d1", 0.0, "dense") for a in run_arms if a != "none" for q in questions]
-    write_table(pd.DataFrame(found, columns=QA_CONTEXTS.names), root / run / "qa" / "contexts.parquet", QA_CONTEXTS)
-    chunks = [("d1", c, "some context words", 0, 18, 3, "x", [], "{}") for _, _, _, c, *_ in found]
-    write_table(pd.DataFrame(chunks, columns=CHUNKS.names), root / run / "qa" / "chunks.parquet", CHUNKS)
+def _scores(run: Path, questions: list[str], rng) -> pd.DataFrame:
+    """Made-up per-question scores of every arm of a run (its stand-in qa/report.json's)."""
+    run_arms = json.loads((run / "qa" / "report.json").read_text())["arms"]
     cols = list(bioasq.METRICS.values())
     return pd.DataFrame(
         [(a, q, *rng.random(len(cols))) for a in run_arms for q in questions], columns=["method", "question_id", *cols]
@@ -217,15 +209,8 @@ def test_the_report_stage_renders_every_bioasq_table_from_the_per_question_score
         (paper / name).write_text((BIOASQ / name).read_text())
     rng, questions = np.random.default_rng(0), [f"q{i:02d}" for i in range(12)]
     data, scores = tmp_path / "data", tmp_path / "metrics"
-    main_arms = ["none", "gold", bioasq.UNRANKED, *bioasq.TABLE2]
-    icl_arm = "reshaped:" + _load("icl-params.yaml")["reshape"]["variants"][0]["name"]
-    frames = {
-        "main": _make_run(data, "main", main_arms, questions, rng, 1),
-        "icl": _make_run(data, "icl", ["none", icl_arm], questions, rng, 3),
-        "paper": _make_run(data, "paper", ["none", "gold", bioasq.PAPER_UNRANKED, icl_arm, bioasq.PAPER_BEST], questions, rng, 0),
-        "icl-paper": _make_run(data, "icl-paper", [icl_arm], questions, rng, 3),
-        "grid-paper": _make_run(data, "grid-paper", [a for a in bioasq.TABLE2 if a not in (icl_arm, bioasq.PAPER_BEST)], questions, rng, 0),
-    }
+    bioasq_stand_ins(data, paper, questions)
+    frames = {run: _scores(data / run, questions, rng) for run in bioasq.RUNS}
     for run, df in frames.items():
         (scores / run / "report").mkdir(parents=True)
         df.to_csv(scores / run / "report" / "scores.csv", index=False)
