@@ -1351,14 +1351,14 @@ def _report_runs(dest: Path, env: dict, models: dict, changes: dict, upstream: d
     """stages/report_runs.py --paper bioasq, as experiments/bioasq/dvc.yaml runs it, under
     ``changes``: over the per-question scores the checkout tracks (metrics/papers/bioasq) and
     stand-ins for the five QA runs' outputs (bioasq_stand_ins), made under ``upstream``."""
+    from biochunk.evaluation.reports import bioasq
+
     for name, files in (("paper", bioasq_files(changes, models)), ("made", bioasq_files(upstream, models))):
         (out / name).mkdir(parents=True)
         for f, body in files.items():
             (out / name / f).write_text(yaml.safe_dump(body, sort_keys=False))
     scores = ROOT / "metrics" / "papers" / "bioasq"
     questions = sorted(pd.read_csv(scores / "main" / "report" / "scores.csv")["question_id"].astype(str).unique())
-    from biochunk.evaluation.reports import bioasq
-
     bioasq_stand_ins(out / "data", out / "made", questions)
     results = out / "results"
     _stage(
