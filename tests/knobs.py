@@ -1285,8 +1285,9 @@ def bioasq_stand_ins(data: Path, files: Path, questions: list[str]) -> None:
         qa_dir, answers_dir = data / run / "qa", data / run / "answers"
         qa_dir.mkdir(parents=True)
         answers_dir.mkdir()
+        split = "7B1" if qa.example_split == "auto" else qa.example_split  # auto: the first batch (datasets.qa.example_split)
         (qa_dir / "report.json").write_text(json.dumps({
-            "arms": names, "example_split": qa.example_split, "corpus": {"documents": 99},
+            "arms": names, "example_split": split, "corpus": {"documents": 99},
             "gold_document_hits": {a: {"gold_doc_hit@1": 0.5, "gold_doc_hit@k": 0.75} for a in names},
             "reshape": {a: {"communities_mean": 9.5, "sentences_kept_mean": 6.0} for a in names if a.startswith("reshaped:")},
         }))  # fmt: skip
