@@ -427,6 +427,8 @@ KNOBS["report@clinical"] = {
 # check_params pairs with another file's is changed as a user would: in both (BIOASQ_FOLLOW).
 BIOASQ_FILES = ("params.yaml", "icl-params.yaml", "paper-params.yaml", "icl-paper-params.yaml", "grid-paper-params.yaml")
 ICL_RUN, PAPER_RUN, ICL_PAPER_RUN, GRID_RUN = (f"{f}:" for f in BIOASQ_FILES[1:])
+# The committed files, read once.
+_BIOASQ = {f: yaml.safe_load((ROOT / "experiments/bioasq" / f).read_text()) for f in BIOASQ_FILES}
 # check_params' pairings (reports/bioasq.py): the keys a run's file must share with another's, or
 # the report stops with one line; a variant's copies follow it, as COPIES follow runs.yaml's measured.
 _QUESTIONS = ("max_questions", "question_splits", "seed", "example_split")  # which questions are answered
@@ -452,7 +454,7 @@ _MEASURED = {  # what either Table 1 run's page prints of its own params file
     "generate.quantize": Knob("none"),
     "qa.corpus": Knob("pooled"),
 }
-_VARIANTS = yaml.safe_load((ROOT / "experiments/bioasq/params.yaml").read_text())["reshape"]["variants"]
+_VARIANTS = _BIOASQ["params.yaml"]["reshape"]["variants"]
 KNOBS["report@bioasq"] = {
     **_MEASURED,
     "qa.max_questions": Knob(30),  # which questions: every run answers the same (BIOASQ_FOLLOW)
@@ -1280,7 +1282,8 @@ def bioasq_stand_ins(data: Path, files: Path, questions: list[str]) -> None:
 
     for run in bioasq.RUNS:
         path = files / ("params.yaml" if run == "main" else f"{run}-params.yaml")
-        qa, rs, gen = P.section("qa", path), P.section("reshape", path), P.section("generate", path)
+        loaded = P.load(path)  # parsed and checked as a stage reads it
+        qa, rs, gen = loaded["qa"], loaded["reshape"], loaded["generate"]
         names = arms(qa.contexts, qa.methods, [a for a, _ in rs.expand()])
         qa_dir, answers_dir = data / run / "qa", data / run / "answers"
         qa_dir.mkdir(parents=True)
@@ -1333,7 +1336,7 @@ def bioasq_files(changes: dict, models: dict | None = None) -> dict[str, dict]:
     """experiments/bioasq's five params files with ``changes``: params.yaml's keys unprefixed,
     another file's as ``<file>:<key>``; then each pairing's keys copied (BIOASQ_FOLLOW), and
     params.yaml's qa.question_splits to its retrieve.qa_test_splits, as a user edits them together."""
-    files = {f: yaml.safe_load((ROOT / "experiments/bioasq" / f).read_text()) for f in BIOASQ_FILES}
+    files = json.loads(json.dumps(_BIOASQ))  # a copy to change
     for key, value in changes.items():
         file, _, dotted = key.rpartition(":")
         if file in ("", *BIOASQ_FILES[1:]):
