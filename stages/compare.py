@@ -12,7 +12,8 @@ answers cut by chunk boundaries (where there are answers), and BM25 / dense / hy
 with nDCG@10 intervals (where there are questions). Chunk settings are ``chunk.*`` with the
 ``retrieve.chunk`` overrides, retrieval settings ``retrieve.*``, the encoder ``embed.*``.
 
-Writes, all at once (nothing when the input is bad): ``report.html``, ``metrics.json``,
+Writes, all at once (nothing when the input is bad): ``report.html``, ``metrics.json`` (with each
+method's settings and the sampled questions),
 ``chunks.parquet`` (CHUNKS), ``runs.parquet`` (RUNS, where there are questions), ``data/``
 (the converted corpus with its report.json) and ``.biochunk-output`` (the marker that lets the
 next run replace the folder). Flags and output paths are checked before any work: an ``--out``
@@ -154,8 +155,11 @@ def main() -> None:
                 corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap, reranker, Rewriter
             )
         metrics = compare.metrics(result, corpus, {k: info[k] for k in ("dataset", "kind", "task")})
+        # What each method cut with, and so how to cut one's own documents the same way: in
+        # metrics.json and the report, not in the --metrics copy, where DVC already diffs the params.
+        settings = {m: compare.method_settings(chunk_params(m), ep.model) for m in methods}
         runs = [MethodRun(m, result.chunks[m], result.sizes[m]["seconds"], result.sizes[m]["counter"]) for m in methods]
-        page = render(metrics, result.samples, runs)
+        page = render({**metrics, "settings": settings}, result.samples, runs)
         # Wall time apart from the metrics: the metrics are the same bytes on every run, so
         # `dvc metrics diff` shows what a change did and not how busy the machine was.
         timing = {m: {k: metrics["sizes"][m].pop(k) for k in TIMING if k in metrics["sizes"][m]} for m in metrics["sizes"]}
@@ -168,7 +172,7 @@ def main() -> None:
             write_table(pd.concat(list(result.chunks.values()), ignore_index=True), tmp / "chunks.parquet", CHUNKS)
             if result.runs is not None:
                 write_table(result.runs, tmp / "runs.parquet", RUNS)
-            write_json({**metrics, "samples": result.samples}, tmp / "metrics.json")
+            write_json({**metrics, "settings": settings, "samples": result.samples}, tmp / "metrics.json")
             write_json(timing, tmp / "timing.json")
             (tmp / "report.html").write_text(page, encoding="utf-8")
         if metrics_path is not None:
@@ -184,6 +188,10 @@ def main() -> None:
             paired = f", vs best [{r['vs_best_low']:+.3f}, {r['vs_best_high']:+.3f}] {verdict}"
         name = f"{r['method']} (reference)" if r.get("reference") else r["method"]
         log.info("%-17s %s nDCG@10 %.3f%s%s%s", name, r["retriever"], r["ndcg@10"], interval, paired, answer)
+    ranked = [r["method"] for r in result.ranking if not r.get("reference")]
+    if ranked:
+        best = ", ".join(f"{k}={v}" for k, v in settings[ranked[0]].items())
+        log.info("best: %s (report.html: how to cut your own documents with it)", best)
     print(f"report: {out / 'report.html'}")
 
 

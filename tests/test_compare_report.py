@@ -4,6 +4,7 @@ where chunks exceed the encoder's window, and null (never NaN) where a value is 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -205,3 +206,35 @@ def test_bm25_ties_broken_by_anserini_are_ties_again():
     ta = tie_aware(bm25_ties(run), {"q": {"d": 1}})
     assert ta["ndcg@10"][0] == pytest.approx(sum(D[1:4]) / 3 / D[0]) and ta["tie_sensitive"][0]
     assert tie_aware(run, {"q": {"d": 1}})["ndcg@10"][0] == pytest.approx(D[3])  # as Anserini ordered them
+
+
+def test_a_methods_settings_are_the_keys_it_reads_and_the_models_it_loads():
+    """metrics.json's settings (and the report's snippet) hold what decides a method's chunks:
+    a key the method does not read is left out, so changing it changes neither."""
+    from biochunk import params
+    from biochunk.chunking import get
+    from biochunk.evaluation.corpus_compare import method_settings
+    from biochunk.evaluation.corpus_report import use_snippet
+
+    cp, rp = params.section("chunk", data={}), params.section("retrieve", data={"retrieve": {"chunk": {"window": 64}}})
+    fixed = method_settings(rp.chunk_params(cp, "fixed"), "minilm")
+    assert fixed["chunk.method"] == "fixed" and fixed["chunk.window"] == 64  # retrieve.chunk's value, not chunk.window's
+    assert "chunk.threshold" not in fixed and "embed.model" not in fixed  # fixed windows read neither
+    assert list(fixed) == sorted(fixed)  # metrics.json's order: the page's snippet is the file's
+    unread = dataclasses.replace(rp.chunk_params(cp, "fixed"), threshold=0.1)
+    assert method_settings(unread, "minilm") == fixed
+    adaptive = method_settings(rp.chunk_params(cp, "adaptive"), "minilm")
+    assert adaptive["embed.model"] == "minilm" and adaptive["chunk.threshold"] == cp.threshold
+    titled = method_settings(dataclasses.replace(rp.chunk_params(cp, "adaptive"), header="generator"), "minilm")
+    assert titled["chunk.generator"] == cp.generator
+    proposition = method_settings(rp.chunk_params(cp, "proposition"), "minilm")
+    for s in (fixed, adaptive, titled, proposition):
+        keys = {k.removeprefix("chunk.") for k in s if k.startswith("chunk.")}
+        method = get(s["chunk.method"])
+        assert keys == set(params.section("chunk", data={"chunk": {"method": s["chunk.method"]}}).reads()) | (
+            {"generator"} if "chunk.generator" in s else set()
+        )
+        snippet = use_snippet(s)
+        assert ("SentenceEncoder(" in snippet) == method.needs_encoder
+        assert ("rewriter=Rewriter" in snippet) == ("chunk.generator" in s)
+        compile(snippet, "snippet", "exec")  # valid Python; the end-to-end test runs it

@@ -4,6 +4,7 @@ and writes nothing; the one comparison command end to end on the shipped example
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import sys
@@ -17,6 +18,7 @@ from biochunk.datasets.formats.folder import PAGE_TITLE
 from biochunk.datasets.local import convert_local, detect_kind
 from biochunk.errors import UserError
 from biochunk.evaluation.corpus_compare import answer_hits, load, section_of
+from biochunk.evaluation.corpus_report import use_snippet
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, QUERIES
 from tests.conftest import ROOT
 
@@ -198,6 +200,7 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
         "--methods",
         "fixed",
         "recursive",
+        "percentile",
         "--samples",
         "2",
         "--bootstrap",
@@ -209,13 +212,30 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
     assert "<mark>" in page and "data:image/png;base64," in page and "http" not in page.split("<body>", 1)[1]
     m = json.loads((out / "metrics.json").read_text())
     assert m["corpus"]["documents"] == 4 and m["corpus"]["questions"] == 11
-    assert {r["method"] for r in m["ranking"]} == {"none", "fixed", "recursive"}
+    assert {r["method"] for r in m["ranking"]} == {"none", "fixed", "recursive", "percentile"}
     assert all(r["ci_low"] <= r["ndcg@10"] <= r["ci_high"] for r in m["ranking"])
     timing = json.loads((out / "timing.json").read_text())  # wall time apart: the metrics reproduce
     assert set(timing) == set(m["sizes"]) and timing["fixed"]["seconds"] >= 0
     assert not any(k in size for size in m["sizes"].values() for k in ("seconds", "mb_per_s", "chunks_per_s"))
     chunks = pd.read_parquet(out / "chunks.parquet")
-    assert set(chunks["method"]) == {"fixed", "recursive"} and (out / "runs.parquet").exists()
+    assert set(chunks["method"]) == {"fixed", "recursive", "percentile"} and (out / "runs.parquet").exists()
+    # Each method's settings cut the same chunks again through the report's snippet, the
+    # semantic method with its encoder: what a user copies to chunk documents of their own.
+    settings = m["settings"]
+    assert settings["percentile"]["embed.model"] == "minilm" and "embed.model" not in settings["fixed"]
+    assert "chunk.window" in settings["fixed"] and "chunk.window" not in settings["recursive"]
+    best = next(r["method"] for r in m["ranking"] if not r["reference"])
+    assert "ranks first here" in page and html.escape(use_snippet(settings[best])) in page
+    docs = load(out / "data", m["corpus"]["task"]).coll.docs
+    monkeypatch.chdir(tmp_path)
+    for method, values in settings.items():
+        (tmp_path / "document.txt").write_text(docs["text"].iloc[0], encoding="utf-8")
+        names: dict = {}
+        exec(use_snippet(values), names)  # the whole snippet runs: it reads document.txt and prints the chunks
+        for doc_id, text in zip(docs["doc_id"], docs["text"]):
+            want = chunks[(chunks["method"] == method) & (chunks["doc_id"] == doc_id)]
+            got = [(c.start, c.end, c.text) for c in names["chunker"].chunk(text)]
+            assert got == list(zip(want["start"], want["end"], want["text"])), (method, doc_id)
 
 
 def test_answer_across_a_line_break_is_found_and_counted(tmp_path):

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biochunk.chunking import NO_CHUNKING, RewriterFactory
+from biochunk.chunking import NO_CHUNKING, RewriterFactory, models_used
 from biochunk.chunking.runs import run_methods
 from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
@@ -437,6 +437,18 @@ def section_of(sections: list[dict[str, Any]], start: int) -> str:
     starts = [int(s["start"]) for s in sections]
     i = bisect.bisect_right(starts, start) - 1
     return str(sections[i]["title"]) if i >= 0 else ""
+
+
+def method_settings(params: Any, embed_model: str) -> dict[str, Any]:
+    """What one method cut with, by params key: ``chunk.method``, the other ``chunk.*`` keys that
+    method reads (``ChunkParams.reads``; ``params`` already holds ``retrieve.chunk``'s values)
+    and the models it loads (``embed.model``, ``chunk.generator``). A key the method does not
+    read cannot change its chunks, so it is left out: these values cut the same chunks again
+    (``corpus_report.use_snippet``)."""
+    out: dict[str, Any] = {"chunk.method": params.method}
+    out.update({f"chunk.{k}": getattr(params, k) for k in sorted(params.reads() - {"method"})})
+    out.update({key: model for model, key in models_used(params, embed_model)})
+    return dict(sorted(out.items()))  # the order metrics.json (sorted keys) gives them back in
 
 
 def metrics(c: Comparison, corpus: Corpus, info: dict[str, Any]) -> dict[str, Any]:

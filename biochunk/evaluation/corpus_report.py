@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ tr.reference td{color:#666;font-style:italic;border-top:2px solid #ccc}
 .muted{color:#777}.note{background:#f6f6f6;border-left:3px solid #bbb;padding:.4em .8em;margin:.3em 0}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}.chunk{border:1px solid #ddd;border-radius:6px;padding:.6em .8em;
 font-size:.9em;white-space:pre-wrap;max-height:22em;overflow:auto}mark{background:#ffe066;padding:0 .1em}
-img{max-width:100%}.q{margin-top:1.2em;font-weight:600}.wide{overflow-x:auto}.wide table{font-size:.86em}
+img{max-width:100%}pre{background:#f6f6f6;padding:.6em .8em;overflow-x:auto;font-size:.86em}.q{margin-top:1.2em;font-weight:600}.wide{overflow-x:auto}.wide table{font-size:.86em}
 """
 PRIMARY = "ndcg@10"
 MISSING = "—"  # an undefined value: no answers, no resamples
@@ -252,6 +253,59 @@ def _ranking_notes(ranking: Sequence[dict[str, Any]], methods: Sequence[dict[str
     return out
 
 
+def use_snippet(settings: dict[str, Any]) -> str:
+    """Python that cuts a document of one's own as the comparison cut its corpus with one method:
+    ``settings`` is that method's entry of ``metrics.json``'s ``settings``
+    (``corpus_compare.method_settings``). Every key it holds goes into the chunk params; the
+    others keep params.yaml's values, which that method does not read."""
+    chunk = {k.removeprefix("chunk."): v for k, v in settings.items() if k.startswith("chunk.")}
+    model, generator = settings.get("embed.model"), "chunk.generator" in settings
+    lines = ["from biochunk import params", "from biochunk.chunking import build"]
+    lines += ["from biochunk.embedding import SentenceEncoder"] if model else []
+    lines += ["from biochunk.generation.rewrite import Rewriter"] if generator else []
+    args = ["chunk", f"SentenceEncoder({model!r})" if model else "None"] + (["rewriter=Rewriter"] if generator else [])
+    lines += [
+        "",
+        f"chunk = params.section('chunk', data={{'chunk': {chunk!r}}})",
+        f"chunker = build({', '.join(args)})",
+        "text = open('document.txt', encoding='utf-8').read()",
+        "for c in chunker.chunk(text):  # c.start, c.end: the span of text it was cut from",
+        "    print(c.start, c.end, c.text)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _settings(settings: dict[str, dict[str, Any]], ranking: Sequence[dict[str, Any]]) -> list[str]:
+    """Each method's settings, and how to cut one's own documents as the best method did."""
+    parts = [
+        "<h2>Settings</h2><p>What each method cut with: params.yaml's <code>chunk.*</code> with <code>retrieve.chunk</code>'s "
+        "values in their place, only the keys that method reads (no other key can change its chunks), and the models it loads.</p>",
+        "<table><tr><th>method</th><th>settings</th></tr>",
+    ]
+    for m, s in settings.items():
+        cells = ", ".join(f"<code>{html.escape(k)}</code> {html.escape(json.dumps(v))}" for k, v in s.items() if k != "chunk.method")
+        parts.append(f"<tr><td>{html.escape(m)}</td><td style='text-align:left;white-space:normal'>{cells}</td></tr>")
+    parts.append("</table>")
+    methods = [r for r in ranking if not _reference(r)]
+    if not methods or methods[0]["method"] not in settings:
+        return parts  # no questions: no best method
+    best = methods[0]["method"]
+    tied = [r["method"] for r in methods[1:] if r.get("separable") is not None and not r["separable"]]
+    caveat = (
+        f" It is not separable from {len(tied)} of the other {len(methods) - 1} methods ({', '.join(html.escape(m) for m in tied)}): "
+        "on these questions, any of them would do as well."
+        if tied
+        else ""
+    )
+    parts.append(
+        f"<p><b>{html.escape(best)}</b> ranks first here.{caveat} Its chunks of this corpus are the rows of "
+        f"<code>chunks.parquet</code> whose <code>method</code> is {html.escape(best)}; to cut documents of your own as it cut "
+        "these (the same settings, so the same chunks of the same text):</p>"
+        f"<pre><code>{html.escape(use_snippet(settings[best]))}</code></pre>"
+    )
+    return parts
+
+
 def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Sequence[MethodRun]) -> str:
     """The report page: ranking with intervals, size histograms, cut answers, sampled questions."""
     corpus, ranking, sizes = metrics["corpus"], metrics["ranking"], metrics["sizes"]
@@ -268,6 +322,8 @@ def render(metrics: dict[str, Any], samples: Sequence[dict[str, Any]], runs: Seq
     parts += [f'<div class="note">{html.escape(n)}</div>' for n in metrics.get("notes", [])]
     if ranking:
         parts += _ranking(ranking, corpus["questions"])
+    if metrics.get("settings"):
+        parts += _settings(metrics["settings"], ranking)
     window = metrics.get("window") or {}
     over = window.get("over", {})
     # Chunks the encoder reads truncated (dense retrieval embeds only the window's tokens).
