@@ -7,20 +7,27 @@ interval, starred where the interval excludes 0. The full `dvc metrics diff --md
 `dvc params diff --md` follow, folded. BASE and TARGET are anything DVC accepts: a branch,
 a commit, a tag, or an experiment name (TARGET default: the workspace).
 
-The interval of a change: the metrics files keep each run's own 95% bootstrap interval
-(``<metric>_ci_low`` / ``_ci_high``), not per-item scores, so the change gets the unpaired
-approximation delta ± sqrt(h_base² + h_head²) from the two half-widths. It is wider than a
-paired interval (a paper's report computes that from per-item scores), so a star is
-conservative; metrics without intervals (nDCG@10, cut-answer share) show none.
+The interval of a change is **paired** where both revisions track the per-item scores behind
+an F1 (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``: each test input's
+true-positive, predicted and gold counts, or a classifier's label and prediction): a 95%
+bootstrap over the inputs both runs scored, each resample scoring the base and the head on
+the same inputs, so a change consistent across inputs is told apart even where the two runs'
+own intervals overlap. The items must give back the F1 each revision reports; where they do
+not, or one revision lacks them, or the runs scored different inputs, the change gets the
+unpaired approximation delta ± sqrt(h_base² + h_head²) from the two runs' own half-widths
+(``<metric>_ci_low`` / ``_ci_high``), which is wider, so its star is conservative. Metrics
+without either (nDCG@10, cut-answer share) show no interval.
 
     python scripts/metrics_diff.py main              # workspace against main
     python scripts/metrics_diff.py exp-a exp-b       # two experiments
+    python scripts/metrics_diff.py main --bootstrap 2000 --seed 7
     make metrics-diff BASE=main
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -29,6 +36,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biochunk.evaluation.stats import bootstrap_ci
+from biochunk.evaluation.triples import micro
 
 
 def dvc_bin() -> str:
@@ -78,8 +92,79 @@ def _num(x: object) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def primary_rows(diff: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, object]]:
-    """One row per primary metric: base, head, change, and the change's approximate interval."""
+# A classifier's per-sentence prediction in its items file, by the metrics key it scores
+# (stages/classify.py: "generator" and "vote", beside the gold "label").
+CLASSIFY_ITEMS = {"generator": "generator", "evidence_vote": "vote"}
+# The F1 the items give back must be the one the metrics file reports (JSON keeps it whole).
+SAME_F1 = 1e-9
+
+
+def items_path(metrics_path: str) -> str:
+    """Where an evaluate stage writes the per-item scores of ``metrics/<name>.json``."""
+    return re.sub(r"\.json$", "-items.parquet", metrics_path)
+
+
+def read_items(path: str, rev: str | None, cwd: Path) -> pd.DataFrame | None:
+    """The ITEM_SCORES table at ``path`` in revision or experiment ``rev`` (None: the
+    workspace), or None where that revision does not have it."""
+    try:
+        if rev is None:
+            data = (cwd / path).read_bytes()
+        else:
+            import dvc.api  # reads git revisions and experiments alike
+            from dvc.exceptions import PathMissingError
+
+            try:
+                data = dvc.api.read(path, repo=str(cwd), rev=rev, mode="rb")
+            except PathMissingError:
+                return None
+    except FileNotFoundError:
+        return None
+    return pd.read_parquet(io.BytesIO(data))
+
+
+def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
+    """Per input (indexed by item id): the true-positive, predicted and gold counts whose micro
+    F1 is metric ``key`` (``triple.f1``, ``generator.f1``), or None where the items lack them."""
+    if not key.endswith(".f1"):
+        return None
+    part = key[: -len(".f1")]
+    wide = items.pivot(index="item_id", columns="metric", values="value")
+    cols = [f"{part}.{c}" for c in ("tp", "predicted", "gold")]
+    if set(cols) <= set(wide.columns):
+        return wide[cols].set_axis(["tp", "predicted", "gold"], axis=1)
+    pred = CLASSIFY_ITEMS.get(part)
+    if pred in wide.columns and "label" in wide.columns:
+        return pd.DataFrame({"tp": wide[pred] * wide["label"], "predicted": wide[pred], "gold": wide["label"]})
+    return None
+
+
+def paired_interval(
+    base: pd.DataFrame | None, head: pd.DataFrame | None, key: str, old: float, new: float, n_boot: int, seed: int
+) -> tuple[float, float] | None:
+    """The paired 95% bootstrap interval of F1(head) − F1(base) over the inputs both scored, or
+    None where it cannot be had from these items (see the module's docstring)."""
+    if base is None or head is None:
+        return None
+    a, b = item_counts(base, key), item_counts(head, key)
+    if a is None or b is None or set(a.index) != set(b.index) or not len(a):
+        return None  # different inputs (a changed test split or sample): nothing to pair
+    rows = np.hstack([a.to_numpy(dtype=float), b.loc[a.index].to_numpy(dtype=float)])
+    if abs(micro(rows[:, :3])["f1"] - old) > SAME_F1 or abs(micro(rows[:, 3:])["f1"] - new) > SAME_F1:
+        return None  # not the scores behind these metrics
+    return bootstrap_ci(rows, lambda x: micro(x[:, 3:])["f1"] - micro(x[:, :3])["f1"], n_boot, seed)
+
+
+def primary_rows(
+    diff: dict[str, dict[str, dict[str, float]]],
+    items: dict[str, tuple[pd.DataFrame | None, pd.DataFrame | None]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 42,
+) -> list[dict[str, object]]:
+    """One row per primary metric: base, head, change, and the change's interval: paired from
+    ``items`` (metrics path -> the base's and the head's per-item scores) where they allow it,
+    else the unpaired approximation."""
+    items = items or {}
     rows = []
     for path, metrics in sorted(diff.items()):
         # A file whose triple F1 is primary needs no generic "F1" rows of its parts.
@@ -91,13 +176,18 @@ def primary_rows(diff: dict[str, dict[str, dict[str, float]]]) -> list[dict[str,
             row: dict[str, object] = {"file": path, "metric": _label(key), "key": key, "base": old, "head": new}
             if old is not None and new is not None:
                 row["change"] = new - old
+                paired = paired_interval(*items.get(path, (None, None)), key, old, new, n_boot, seed)
+                if paired is not None:
+                    row["ci"], row["paired"] = paired, True
+                    rows.append(row)
+                    continue
                 lo = {s: metrics.get(f"{key}_ci_{s}", {}) for s in ("low", "high")}
                 halves = [
                     (_num(lo["high"].get(side)), _num(lo["low"].get(side))) for side in ("old", "new")
                 ]  # fmt: skip
                 if all(h is not None and l is not None for h, l in halves):
                     half = math.sqrt(sum(((h - l) / 2) ** 2 for h, l in halves))  # type: ignore[operator]
-                    row["ci"] = (new - old - half, new - old + half)
+                    row["ci"], row["paired"] = (new - old - half, new - old + half), False
             rows.append(row)
     return rows
 
@@ -115,18 +205,35 @@ def primary_table(rows: list[dict[str, object]], base: str, head: str) -> str:
         ci = r.get("ci")
         if ci is not None:
             lo, hi = ci  # type: ignore[misc]
-            change += f" [{lo:+.3f}, {hi:+.3f}]" + (" ★" if lo > 0 or hi < 0 else "")
+            change += f" [{lo:+.3f}, {hi:+.3f}]" + (" ★" if lo > 0 or hi < 0 else "") + (" paired" if r.get("paired") else "")
         out.append(f"| {r['file']} | {r['metric']} | {_f(r['base'])} | {_f(r['head'])} | {change} |")
     moved = sum(1 for r in rows if r.get("change"))
-    out += ["", f"{moved} of {len(rows)} primary metrics moved; ★ = the change's interval excludes 0 (unpaired, conservative)."]
+    out += [
+        "",
+        f"{moved} of {len(rows)} primary metrics moved; ★ = the change's interval excludes 0. *paired*: a bootstrap over the "
+        "inputs both runs scored, from their per-item scores; otherwise the unpaired approximation from the two runs' own "
+        "intervals, which is wider (conservative).",
+    ]
     return "\n".join(out)
 
 
-def report(base: str, target: str | None, cwd: Path) -> str:
+def revision_items(
+    diff: dict[str, dict[str, Any]], revs: list[str], cwd: Path
+) -> dict[str, tuple[pd.DataFrame | None, pd.DataFrame | None]]:
+    """Each metrics file's per-item scores in the base and the head (the workspace where
+    ``revs`` names one revision), for the files with a primary F1 that moved."""
+    moved = [p for p, m in diff.items() if any(k.endswith("f1") and _label(k) and m[k].get("old") != m[k].get("new") for k in m)]
+    head = revs[1] if len(revs) > 1 else None
+    return {p: (read_items(items_path(p), revs[0], cwd), read_items(items_path(p), head, cwd)) for p in moved}
+
+
+def report(base: str, target: str | None, cwd: Path, n_boot: int = 1000, seed: int = 42) -> str:
     revs = [base] + ([target] if target else [])
     against = f"`{target}`" if target else "the workspace"
     parts = [f"## Metrics and params: {against} against `{base}`", ""]
-    parts += ["### Primary metrics", "", primary_table(primary_rows(dvc_json(revs, cwd)), base, target or "workspace"), ""]
+    diff = dvc_json(revs, cwd)
+    rows = primary_rows(diff, revision_items(diff, revs, cwd), n_boot, seed)
+    parts += ["### Primary metrics", "", primary_table(rows, base, target or "workspace"), ""]
     for kind, title in (("metrics", "Metrics"), ("params", "Params")):
         table = dvc_md(kind, revs, cwd)
         # dvc prints nothing, or a header without rows, when nothing moved.
@@ -142,9 +249,13 @@ def main() -> None:
     ap.add_argument("base", help="revision or experiment to compare against (e.g. main, origin/main, exp-a)")
     ap.add_argument("target", nargs="?", help="revision or experiment compared (default: the workspace)")
     ap.add_argument("--repo", type=Path, default=Path.cwd(), help="repository root (default: the current folder)")
+    ap.add_argument("--bootstrap", type=int, default=1000, help="resamples of each paired interval (default: 1000)")
+    ap.add_argument("--seed", type=int, default=42, help="seed of the paired resamples (default: 42)")
     args = ap.parse_args()
+    if args.bootstrap < 1:
+        raise SystemExit(f"error: --bootstrap {args.bootstrap}: must be at least 1")
     os.environ.setdefault("DVC_NO_ANALYTICS", "1")
-    print(report(args.base, args.target, args.repo))
+    print(report(args.base, args.target, args.repo, args.bootstrap, args.seed))
 
 
 if __name__ == "__main__":

@@ -150,6 +150,122 @@ def test_primary_change_interval_and_star():
     assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
 
 
+def _items(correct: list[int], n: int = 40, part: str = "triple"):
+    """Per-item counts (ITEM_SCORES) of n inputs with one gold triple each, right on ``correct``."""
+    import pandas as pd
+
+    rows = []
+    for i in range(n):
+        for col, v in (("tp", int(i in correct)), ("predicted", 1), ("gold", 1)):
+            rows.append((f"in-{i:02d}", f"{part}.{col}", float(v)))
+    return pd.DataFrame(rows, columns=["item_id", "metric", "value"])
+
+
+def _f1(items) -> float:
+    tp = items[items["metric"] == "triple.tp"]["value"].sum()
+    return float(2 * tp / (items[items["metric"] == "triple.predicted"]["value"].sum() + items[items["metric"] == "triple.gold"]["value"].sum()))
+
+
+def test_a_change_is_paired_over_the_inputs_both_runs_scored():
+    """Head right on every input base was right on, and on 6 more: the runs' own intervals
+    overlap, so the unpaired approximation cannot tell, while the paired bootstrap can."""
+    md = _metrics_diff_module()
+    base, head = _items(list(range(16))), _items(list(range(22)))
+    old, new = _f1(base), _f1(head)
+    diff = {"metrics/x.json": {
+        "triple.f1": {"old": old, "new": new},
+        "triple.f1_ci_low": {"old": old - 0.15, "new": new - 0.15}, "triple.f1_ci_high": {"old": old + 0.15, "new": new + 0.15},
+    }}  # fmt: skip
+    (unpaired,) = md.primary_rows(diff)
+    assert not unpaired["paired"] and unpaired["ci"][0] < 0 < unpaired["ci"][1]
+    (paired,) = md.primary_rows(diff, {"metrics/x.json": (base, head.sample(frac=1, random_state=1))})  # any row order
+    lo, hi = paired["ci"]
+    assert paired["paired"] and 0 < lo <= new - old <= hi  # every resample gains: the interval excludes 0
+    table = md.primary_table([paired], "base", "head")
+    assert f"{new - old:+.3f} [{lo:+.3f}, {hi:+.3f}] ★ paired" in table
+    # The same bootstrap settings give the same interval; another seed resamples differently.
+    assert md.primary_rows(diff, {"metrics/x.json": (base, head)})[0]["ci"] == paired["ci"]
+    assert md.primary_rows(diff, {"metrics/x.json": (base, head)}, seed=7)[0]["ci"] != paired["ci"]
+
+
+@pytest.mark.parametrize(
+    "why",
+    ["base lacks items", "other inputs", "items of another run", "no counts for the key"],
+)
+def test_a_change_falls_back_to_unpaired_where_items_cannot_pair_it(why):
+    md = _metrics_diff_module()
+    base, head = _items(list(range(16))), _items(list(range(22)))
+    old, new = _f1(base), _f1(head)
+    pair = {
+        "base lacks items": (None, head),
+        "other inputs": (base, _items(list(range(22)), n=41)),  # the head scored one more input
+        "items of another run": (base, _items(list(range(30)))),  # not the F1 the head reports
+        "no counts for the key": (_items(list(range(16)), part="head"), _items(list(range(22)), part="head")),
+    }[why]
+    diff = {"metrics/x.json": {
+        "triple.f1": {"old": old, "new": new},
+        "triple.f1_ci_low": {"old": old - 0.15, "new": new - 0.15}, "triple.f1_ci_high": {"old": old + 0.15, "new": new + 0.15},
+    }}  # fmt: skip
+    (row,) = md.primary_rows(diff, {"metrics/x.json": pair})
+    assert row["paired"] is False and row["ci"][0] < 0 < row["ci"][1]
+
+
+def test_a_classifiers_f1_pairs_its_label_and_prediction_items():
+    import pandas as pd
+
+    md = _metrics_diff_module()
+    labels = [1] * 10 + [0] * 10
+
+    def items(pred):
+        rows = [(f"s{i}", "label", float(y)) for i, y in enumerate(labels)]
+        rows += [(f"s{i}", "generator", float(p)) for i, p in enumerate(pred)] + [(f"s{i}", "vote", 0.0) for i in range(20)]
+        return pd.DataFrame(rows, columns=["item_id", "metric", "value"])
+
+    base, head = items([1] * 5 + [0] * 15), items([1] * 9 + [0] * 11)
+    f1 = lambda tp, fp, fn: 2 * tp / (2 * tp + fp + fn)  # noqa: E731
+    diff = {"metrics/classify-ade.json": {"generator.f1": {"old": f1(5, 0, 5), "new": f1(9, 0, 1)}}}
+    (row,) = md.primary_rows(diff, {"metrics/classify-ade.json": (base, head)})
+    assert row["paired"] and row["ci"][0] > 0
+
+
+@pytest.mark.slow
+def test_metrics_diff_pairs_experiments_and_the_workspace_through_their_tracked_items(tmp_path):
+    """A stage that writes a triple F1 and its per-item counts, as evaluate does: the diff of two
+    experiments, and of the workspace against HEAD, reads each side's items and pairs the change."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "DVC_NO_ANALYTICS": "1",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    }  # fmt: skip
+    (repo / "params.yaml").write_text("train:\n  right: 16\n")
+    (repo / "score.py").write_text(
+        "import json, yaml, pandas as pd\n"
+        "right = yaml.safe_load(open('params.yaml'))['train']['right']\n"
+        "rows = [(f'in-{i:02d}', f'triple.{c}', float(v)) for i in range(40) for c, v in (('tp', i < right), ('predicted', 1), ('gold', 1))]\n"
+        "pd.DataFrame(rows, columns=['item_id', 'metric', 'value']).to_parquet('metrics/x-items.parquet')\n"
+        "f1 = right / 40\n"
+        "json.dump({'triple': {'f1': f1, 'f1_ci_low': f1 - 0.15, 'f1_ci_high': f1 + 0.15}}, open('metrics/x.json', 'w'))\n"
+    )
+    (repo / "metrics").mkdir()
+    (repo / "dvc.yaml").write_text(
+        "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.right]\n"
+        "    outs:\n      - metrics/x-items.parquet:\n          cache: false\n"
+        "    metrics:\n      - metrics/x.json:\n          cache: false\n"
+    )
+    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"], ["dvc", "repro", "-q"],
+                ["git", "add", "-A"], ["git", "commit", "-qm", "base"],
+                ["dvc", "exp", "run", "-q", "-n", "more", "-S", "train.right=22"]):  # fmt: skip
+        _sh(cmd, repo, env)
+    script = str(ROOT / "scripts" / "metrics_diff.py")
+    for revs in (["HEAD", "more"], ["HEAD"]):  # two revisions; HEAD against the workspace (the experiment applied)
+        out = _sh([sys.executable, script, *revs, "--repo", str(repo)], repo, env)
+        primary = out.split("### Primary metrics", 1)[1].split("### Metrics", 1)[0]
+        assert re.search(r"^\| metrics/x\.json \| triple F1 \| 0\.400 \| 0\.550 \| \+0\.150 \[\+0\.\d+, \+0\.\d+\] ★ paired \|$", primary, re.M), primary
+
+
 @pytest.mark.slow
 def test_metrics_diff_says_when_nothing_changed(tiny_repo):
     repo, env = tiny_repo
