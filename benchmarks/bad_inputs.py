@@ -533,6 +533,10 @@ OUTPUT_CASES: list[Case] = [
     case("out-is-a-fifo", "outputs", compare_stage("--out", "{d}/pipe"), "--out '{d}/pipe' is a device, pipe or socket", files={**safe(), "pipe": fifo("pipe")}, guard=intact()),
     case("metrics-inside-out", "outputs", compare_stage(*OUT, "--metrics", "{d}/out/m.json"), "--metrics '{d}/out/m.json' overlaps --out", files=safe(), guard=intact()),
     case("metrics-holds-out", "outputs", compare_stage("--out", "{d}/res/out", "--metrics", "{d}/res"), "--metrics '{d}/res' overlaps --out", files=safe(), guard=intact()),
+    case("items-foreign-file", "outputs", compare_stage(*OUT, "--items", "{d}/README.md"), "--items '{d}/README.md' is an existing file that compare did not write", files=safe(README), guard=intact(README)),
+    case("items-is-the-metrics-file", "outputs", compare_stage(*OUT, "--metrics", "{d}/m.json", "--items", "{d}/m.json"), "--items '{d}/m.json' is the --metrics file", files=safe(), guard=intact()),
+    case("items-in-corpus", "outputs", compare_stage(*OUT, "--items", "{d}/corpus/i.parquet"), "--items '{d}/corpus/i.parquet' overlaps the corpus", files=safe(), guard=intact()),
+    case("items-inside-out", "outputs", compare_stage(*OUT, "--items", "{d}/out/i.parquet"), "--items '{d}/out/i.parquet' overlaps --out", files=safe(), guard=intact()),
     case("out-marked-folder-replaced", "outputs", compare_stage(*OUT, outputs=()), expect="ok", files=safe(PREVIOUS_RUN), guard=intact(), check=marked_output_replaced),
     case("out-default-under-cwd", "outputs", compare_stage(outputs=()), expect="ok", cwd="case", files=safe(), guard=intact(), check=default_out_written),
 ]  # fmt: skip

@@ -8,8 +8,9 @@ interval, starred where the interval excludes 0. The full `dvc metrics diff --md
 a commit, a tag, or an experiment name (TARGET default: the workspace).
 
 The interval of a change is **paired** where both revisions track the per-item scores behind
-an F1 (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``: each test input's
-true-positive, predicted and gold counts, or a classifier's label and prediction): a 95%
+it (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``: for an F1, each test
+input's true-positive, predicted and gold counts, or a classifier's label and prediction; for
+a mean, each item's score under the metric's own key, as compare writes nDCG@10): a 95%
 bootstrap over the inputs both runs scored, each resample scoring the base and the head on
 the same inputs, so a change consistent across inputs is told apart even where the two runs'
 own intervals overlap. The items must give back the F1 each revision reports; where they do
@@ -67,6 +68,7 @@ PRIMARY: tuple[tuple[str, str], ...] = (
     (r"([^.]+)\.cut_answer_share", "cut-answer share ({1})"),
     (r"([^.]+)\.rouge2_f1", "ROUGE-2 F1 ({1})"),
     (r"([^.]+\.)?f1", "F1"),
+    (r"retrieval\.hybrid\.([^.]+)\.ndcg@10", "nDCG@10 (hybrid, {1})"),  # compare, per chunk method
 )
 
 
@@ -95,8 +97,8 @@ def _num(x: object) -> float | None:
 # A classifier's per-sentence prediction in its items file, by the metrics key it scores
 # (stages/classify.py: "generator" and "vote", beside the gold "label").
 CLASSIFY_ITEMS = {"generator": "generator", "evidence_vote": "vote"}
-# The F1 the items give back must be the one the metrics file reports (JSON keeps it whole).
-SAME_F1 = 1e-9
+# What the items give back must be what the metrics file reports (JSON keeps it whole).
+SAME = 1e-9
 
 
 def items_path(metrics_path: str) -> str:
@@ -139,18 +141,34 @@ def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
     return None
 
 
+def item_values(items: pd.DataFrame, key: str) -> pd.Series | None:
+    """Per item: the scores whose mean is metric ``key``, where the items name it (compare's
+    ``retrieval.<retriever>.<method>.ndcg@10``), else None."""
+    rows = items[items["metric"] == key]
+    return rows.set_index("item_id")["value"] if len(rows) else None
+
+
 def paired_interval(
     base: pd.DataFrame | None, head: pd.DataFrame | None, key: str, old: float, new: float, n_boot: int, seed: int
 ) -> tuple[float, float] | None:
-    """The paired 95% bootstrap interval of F1(head) − F1(base) over the inputs both scored, or
-    None where it cannot be had from these items (see the module's docstring)."""
+    """The paired 95% bootstrap interval of the change of metric ``key`` over the inputs both
+    sides scored (a micro F1 from counts, or a mean of per-item scores), or None where it
+    cannot be had from these items (see the module's docstring)."""
     if base is None or head is None:
         return None
+    x, y = item_values(base, key), item_values(head, key)
+    if x is not None and y is not None:
+        if set(x.index) != set(y.index) or x.index.has_duplicates or not len(x):
+            return None
+        d = np.column_stack([x.to_numpy(dtype=float), y.loc[x.index].to_numpy(dtype=float)])
+        if abs(d[:, 0].mean() - old) > SAME or abs(d[:, 1].mean() - new) > SAME:
+            return None
+        return bootstrap_ci(d, lambda r: float(r[:, 1].mean() - r[:, 0].mean()), n_boot, seed)
     a, b = item_counts(base, key), item_counts(head, key)
     if a is None or b is None or set(a.index) != set(b.index) or not len(a):
         return None  # different inputs (a changed test split or sample): nothing to pair
     rows = np.hstack([a.to_numpy(dtype=float), b.loc[a.index].to_numpy(dtype=float)])
-    if abs(micro(rows[:, :3])["f1"] - old) > SAME_F1 or abs(micro(rows[:, 3:])["f1"] - new) > SAME_F1:
+    if abs(micro(rows[:, :3])["f1"] - old) > SAME or abs(micro(rows[:, 3:])["f1"] - new) > SAME:
         return None  # not the scores behind these metrics
     return bootstrap_ci(rows, lambda x: micro(x[:, 3:])["f1"] - micro(x[:, :3])["f1"], n_boot, seed)
 
@@ -221,8 +239,8 @@ def revision_items(
     diff: dict[str, dict[str, Any]], revs: list[str], cwd: Path
 ) -> dict[str, tuple[pd.DataFrame | None, pd.DataFrame | None]]:
     """Each metrics file's per-item scores in the base and the head (the workspace where
-    ``revs`` names one revision), for the files with a primary F1 that moved."""
-    moved = [p for p, m in diff.items() if any(k.endswith("f1") and _label(k) and m[k].get("old") != m[k].get("new") for k in m)]
+    ``revs`` names one revision), for the files with a primary metric that moved."""
+    moved = [p for p, m in diff.items() if any(_label(k) and m[k].get("old") != m[k].get("new") for k in m)]
     head = revs[1] if len(revs) > 1 else None
     return {p: (read_items(items_path(p), revs[0], cwd), read_items(items_path(p), head, cwd)) for p in moved}
 

@@ -3,7 +3,9 @@
     python stages/compare.py --corpus path/to/folder [--out build/compare/<name>]
 
 As a DVC stage (``data.local: {name: path}``) the corpus path is a dependency, so an edited
-document re-runs the comparison, and the metrics land in ``metrics/compare-<name>.json``.
+document re-runs the comparison, and the metrics land in ``metrics/compare-<name>.json``, each
+question's nDCG@10 in ``metrics/compare-<name>-items.parquet`` (``--items``, ITEM_SCORES), so
+``scripts/metrics_diff.py`` pairs two runs' changes over the same questions.
 
 ``--corpus``: a folder of .txt/.md/.jsonl/.pdf/.html documents (with an optional
 questions.jsonl), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) or a SQuAD-format
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from biochunk import cli, models, params
 from biochunk.chunking import get, models_used
@@ -41,7 +45,7 @@ from biochunk.evaluation import corpus_compare as compare
 from biochunk.evaluation.corpus_report import render
 from biochunk.generation.rewrite import Rewriter
 from biochunk.errors import UserError
-from biochunk.io import CHUNKS, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
+from biochunk.io import CHUNKS, ITEM_SCORES, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
 from biochunk.partitions import EngineEncoder
 from biochunk.retrieval.experiment import RETRIEVERS
 
@@ -53,8 +57,8 @@ log = logging.getLogger("compare")
 OWNER = "compare"
 
 
-def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """--out and --metrics as paths, once every flag is known to be usable (before any work)."""
+def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | None]:
+    """--out, --metrics and --items as paths, once every flag is known to be usable (before any work)."""
     lows = (("--samples", args.samples, 0), ("--bootstrap", args.bootstrap, 0), ("--max-documents", args.max_documents, 1))
     for flag, value, low in lows:
         if value is not None and value < low:
@@ -65,13 +69,19 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None]:
     # holding the corpus would delete it with the old output.
     spare = {"the corpus": args.corpus}
     out = check_output(out_arg, "--out", owner=OWNER, directory=True, spare=spare)
-    if args.metrics is None:
-        return out, None
-    # Not in --out either: that folder is replaced whole, and holds its own metrics.json.
-    metrics = check_output(args.metrics, "--metrics", directory=False, spare={**spare, "--out": out_arg})
-    if metrics.resolve().is_file() and not _compare_metrics(metrics):
-        raise UserError(f"--metrics {args.metrics!r} is an existing file that compare did not write; name a new .json file")
-    return out, metrics
+    metrics = items = None
+    # Neither in --out: that folder is replaced whole, and holds its own metrics.json.
+    if args.metrics is not None:
+        metrics = check_output(args.metrics, "--metrics", directory=False, spare={**spare, "--out": out_arg})
+        if metrics.resolve().is_file() and not _compare_metrics(metrics):
+            raise UserError(f"--metrics {args.metrics!r} is an existing file that compare did not write; name a new .json file")
+    if args.items is not None:
+        items = check_output(args.items, "--items", directory=False, spare={**spare, "--out": out_arg})
+        if metrics is not None and items.resolve() == metrics.resolve():
+            raise UserError(f"--items {args.items!r} is the --metrics file; name a .parquet file of its own")
+        if items.resolve().is_file() and not _compare_items(items):
+            raise UserError(f"--items {args.items!r} is an existing file that compare did not write; name a new .parquet file")
+    return out, metrics, items
 
 
 def _defined(v: Any) -> bool:
@@ -88,6 +98,17 @@ def _compare_metrics(path: Path) -> bool:
     return isinstance(data, dict) and {"corpus", "sizes", "ranking"} <= data.keys()
 
 
+def _compare_items(path: Path) -> bool:
+    # A file --items may replace: per-question scores that a previous compare wrote.
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    if table.schema.names != ITEM_SCORES.names:
+        return False
+    return all(str(m).startswith("retrieval.") for m in table.column("metric").unique().to_pylist())
+
+
 def main() -> None:
     ap = cli.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, type=Path, help="folder of documents, BEIR folder, or SQuAD .json file")
@@ -102,9 +123,13 @@ def main() -> None:
     ap.add_argument(
         "--metrics", default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)"
     )
+    ap.add_argument(
+        "--items", default=None,
+        help="also write each question's nDCG@10 per retriever and method (the DVC stage: metrics/compare-<name>-items.parquet)",
+    )  # fmt: skip
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
-    out, metrics_path = check_flags(args)
+    out, metrics_path, items_path = check_flags(args)
     cp = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
@@ -177,6 +202,8 @@ def main() -> None:
             (tmp / "report.html").write_text(page, encoding="utf-8")
         if metrics_path is not None:
             write_json(metrics, metrics_path)
+        if items_path is not None:  # none where there are no questions: an empty table
+            write_table(result.items if result.items is not None else pd.DataFrame(columns=ITEM_SCORES.names), items_path, ITEM_SCORES)
     for note in result.notes:  # caveats: what was not read, skipped or truncated
         log.warning("%s", note)
     for r in result.ranking:

@@ -205,6 +205,8 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
         "2",
         "--bootstrap",
         "100",
+        "--items",
+        str(tmp_path / "items.parquet"),
     ]
     monkeypatch.setattr(sys, "argv", argv)
     _script().main()
@@ -214,6 +216,13 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
     assert m["corpus"]["documents"] == 4 and m["corpus"]["questions"] == 11
     assert {r["method"] for r in m["ranking"]} == {"none", "fixed", "recursive", "percentile"}
     assert all(r["ci_low"] <= r["ndcg@10"] <= r["ci_high"] for r in m["ranking"])
+    # Each question's nDCG@10 per retriever and method, under the metric's own key: its mean is
+    # the metric, so a paired difference between two runs is recomputed from this file.
+    items = pd.read_parquet(tmp_path / "items.parquet")
+    for retriever, by_method in m["retrieval"].items():
+        for method, values in by_method.items():
+            scores = items[items["metric"] == f"retrieval.{retriever}.{method}.ndcg@10"]
+            assert len(scores) == 11 and scores["value"].mean() == values["ndcg@10"]
     timing = json.loads((out / "timing.json").read_text())  # wall time apart: the metrics reproduce
     assert set(timing) == set(m["sizes"]) and timing["fixed"]["seconds"] >= 0
     assert not any(k in size for size in m["sizes"].values() for k in ("seconds", "mb_per_s", "chunks_per_s"))

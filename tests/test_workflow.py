@@ -210,6 +210,25 @@ def test_a_change_falls_back_to_unpaired_where_items_cannot_pair_it(why):
     assert row["paired"] is False and row["ci"][0] < 0 < row["ci"][1]
 
 
+def test_a_mean_pairs_the_items_named_by_its_key():
+    """compare's nDCG@10 per method: the mean of each question's score under the metric's key."""
+    import pandas as pd
+
+    md = _metrics_diff_module()
+    key = "retrieval.hybrid.fixed.ndcg@10"
+    base_v = [0.5, 0.6, 0.7, 0.4, 0.9, 0.3, 0.8, 0.5] * 3
+    head_v = [v + 0.05 for v in base_v]
+    frame = lambda vs: pd.DataFrame([(f"q{i}", key, v) for i, v in enumerate(vs)], columns=["item_id", "metric", "value"])  # noqa: E731
+    old, new = sum(base_v) / len(base_v), sum(head_v) / len(head_v)
+    diff = {"metrics/compare-mine.json": {key: {"old": old, "new": new}, "retrieval.hybrid.fixed.ci_low": {"old": 0.1, "new": 0.2}}}
+    (row,) = md.primary_rows(diff, {"metrics/compare-mine.json": (frame(base_v), frame(head_v))})
+    assert row["metric"] == "nDCG@10 (hybrid, fixed)" and row["paired"]
+    lo, hi = row["ci"]
+    assert abs(lo - 0.05) < 1e-9 and abs(hi - 0.05) < 1e-9  # every question gains 0.05
+    (unpaired,) = md.primary_rows(diff, {"metrics/compare-mine.json": (frame(base_v[:-1]), frame(head_v[:-1]))})
+    assert "ci" not in unpaired  # the items are not these runs' (another mean), and compare keeps no _ci keys per metric
+
+
 def test_a_classifiers_f1_pairs_its_label_and_prediction_items():
     import pandas as pd
 

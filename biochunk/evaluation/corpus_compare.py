@@ -41,9 +41,9 @@ from biochunk.chunking.sizing import make_counter
 from biochunk.corpus import Document
 from biochunk.evaluation import chunking as evaluation
 from biochunk.evaluation.retrieval import PRIMARY, evaluate, evaluate_runs
-from biochunk.evaluation.ties import against_best, tie_aware
+from biochunk.evaluation.ties import against_best, judged, tie_aware
 from biochunk.evaluation.stats import bootstrap_ci
-from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, read_table
+from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, ITEM_SCORES, QRELS, read_table
 from biochunk.models import resolve
 from biochunk.retrieval import collection, experiment
 from biochunk.retrieval.collection import Collection
@@ -121,6 +121,10 @@ class Comparison:
     runs: pd.DataFrame | None  # RUNS rows
     rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where there are train judgements
     window: dict[str, Any] = field(default_factory=dict)  # the encoder's window and the chunks over it (``window_check``)
+    # ITEM_SCORES: each judged question's tie-aware nDCG@10 per retriever and method, the metric
+    # named by its key in ``metrics`` (``retrieval.<retriever>.<method>.ndcg@10``), whose mean
+    # it is: a paired difference between two runs (scripts/metrics_diff.py) is recomputed from it.
+    items: pd.DataFrame | None = None
 
 
 def run(
@@ -212,10 +216,15 @@ def run(
     if coll.train_qrels and reranker is not None and rp.rerank_depth > 0 and ("bm25", NO_CHUNKING) in res.runs:
         rerank = _rerank(coll, res, reranker, rp, n_boot, notes)
     runs_df = experiment.runs_table(res, rp.save_depth)
+    queries = judged(coll.qrels)
+    items = pd.DataFrame(
+        [(q, f"retrieval.{r}.{m}.{PRIMARY}", float(v)) for (r, m), values in per_query.items() for q, v in zip(queries, values)],
+        columns=ITEM_SCORES.names,
+    )
     ranked = [r["method"] for r in ranking if r["method"] != NO_CHUNKING]
     hits_from = "dense" if ("dense", ranked[0]) in res.chunk_hits else "bm25"
     samples = _samples(corpus, chunks, res, ranked[0], ranked[-1], hits_from, n_samples, rp.seed)
-    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, rerank, window)
+    return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, rerank, window, items)
 
 
 def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n_boot: int, notes: list[str]) -> dict[str, Any]:

@@ -32,6 +32,11 @@ def _tied_groups(hits: Sequence[tuple[str, float]]) -> list[list[str]]:
     return groups
 
 
+def judged(qrels: Qrels) -> list[str]:
+    """The queries ``tie_aware`` scores, in the order of its arrays: those with a judgement, sorted."""
+    return sorted(q for q, docs in qrels.items() if docs)
+
+
 def tie_aware(run: Run, qrels: Qrels, k: int = 10) -> dict[str, np.ndarray]:
     """Per judged query (``sorted(qrels)``): nDCG@k and recall@k as their expected value over
     every order of tied scores (McSherry & Najork, ECIR 2008), and where ties matter.
@@ -45,7 +50,7 @@ def tie_aware(run: Run, qrels: Qrels, k: int = 10) -> dict[str, np.ndarray]:
     the order); ``tie_sensitive``: the query's nDCG@k would change with the order of ties.
     An unanswered query scores 0.
     """
-    qs = sorted(q for q, docs in qrels.items() if docs)
+    qs = judged(qrels)
     discount = 1.0 / np.log2(np.arange(2, k + 2))  # ranks 1..k
     out: dict[str, np.ndarray] = {
         f"ndcg@{k}": np.zeros(len(qs)),
