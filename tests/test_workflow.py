@@ -65,33 +65,36 @@ def _sh(cmd, cwd, env):
     return r.stdout
 
 
-@pytest.fixture(scope="module")
-def tiny_repo(tmp_path_factory):
-    """A two-stage-free DVC repository: one stage writes metrics.json from params.yaml."""
-    repo = tmp_path_factory.mktemp("diff") / "repo"
-    repo.mkdir()
+def _dvc_repo(repo: Path, files: dict[str, str]) -> dict[str, str]:
+    """A git + DVC repository at ``repo`` holding ``files``, reproduced and committed; its environment."""
     env = {
         **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
         "DVC_NO_ANALYTICS": "1",
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
     }  # fmt: skip
-    (repo / "params.yaml").write_text("train:\n  alpha: 1\n")
-    (repo / "score.py").write_text(
-        "import json, yaml\n"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"], ["dvc", "repro", "-q"],
+                ["git", "add", "-A"], ["git", "commit", "-qm", "base"]):  # fmt: skip
+        _sh(cmd, repo, env)
+    return env
+
+
+@pytest.fixture(scope="module")
+def tiny_repo(tmp_path_factory):
+    """A two-stage-free DVC repository: one stage writes metrics.json from params.yaml."""
+    repo = tmp_path_factory.mktemp("diff") / "repo"
+    repo.mkdir()
+    env = _dvc_repo(repo, {
+        "params.yaml": "train:\n  alpha: 1\n",
+        "score.py": "import json, yaml\n"
         "a = yaml.safe_load(open('params.yaml'))['train']['alpha']\n"
-        "json.dump({'f1': round(0.5 + a / 10, 3), 'n': 3}, open('metrics.json', 'w'))\n"
-    )
-    (repo / "dvc.yaml").write_text(
-        "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.alpha]\n"
-        "    metrics:\n      - metrics.json:\n          cache: false\n"
-    )
-    _sh(["git", "init", "-q"], repo, env)
-    _sh(["dvc", "init", "-q"], repo, env)
-    _sh(["dvc", "config", "core.analytics", "false"], repo, env)
-    _sh(["dvc", "repro", "-q"], repo, env)
-    _sh(["git", "add", "-A"], repo, env)
-    _sh(["git", "commit", "-qm", "base"], repo, env)
+        "json.dump({'f1': round(0.5 + a / 10, 3), 'n': 3}, open('metrics.json', 'w'))\n",
+        "dvc.yaml": "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.alpha]\n"
+        "    metrics:\n      - metrics.json:\n          cache: false\n",
+    })  # fmt: skip
     _sh(["dvc", "exp", "run", "-q", "-n", "exp-a", "-S", "train.alpha=2"], repo, env)
     _sh(["dvc", "exp", "run", "-q", "-n", "exp-b", "-S", "train.alpha=4"], repo, env)
     return repo, env
@@ -253,31 +256,20 @@ def test_metrics_diff_pairs_experiments_and_the_workspace_through_their_tracked_
     experiments, and of the workspace against HEAD, reads each side's items and pairs the change."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {
-        **os.environ,
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-        "DVC_NO_ANALYTICS": "1",
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
-    }  # fmt: skip
-    (repo / "params.yaml").write_text("train:\n  right: 16\n")
-    (repo / "score.py").write_text(
-        "import json, yaml, pandas as pd\n"
+    env = _dvc_repo(repo, {
+        "params.yaml": "train:\n  right: 16\n",
+        "score.py": "import json, yaml, pandas as pd\n"
         "right = yaml.safe_load(open('params.yaml'))['train']['right']\n"
         "rows = [(f'in-{i:02d}', f'triple.{c}', float(v)) for i in range(40) for c, v in (('tp', i < right), ('predicted', 1), ('gold', 1))]\n"
         "pd.DataFrame(rows, columns=['item_id', 'metric', 'value']).to_parquet('metrics/x-items.parquet')\n"
         "f1 = right / 40\n"
-        "json.dump({'triple': {'f1': f1, 'f1_ci_low': f1 - 0.15, 'f1_ci_high': f1 + 0.15}}, open('metrics/x.json', 'w'))\n"
-    )
-    (repo / "metrics").mkdir()
-    (repo / "dvc.yaml").write_text(
-        "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.right]\n"
+        "json.dump({'triple': {'f1': f1, 'f1_ci_low': f1 - 0.15, 'f1_ci_high': f1 + 0.15}}, open('metrics/x.json', 'w'))\n",
+        "metrics/.gitkeep": "",
+        "dvc.yaml": "stages:\n  score:\n    cmd: python score.py\n    deps: [score.py]\n    params: [train.right]\n"
         "    outs:\n      - metrics/x-items.parquet:\n          cache: false\n"
-        "    metrics:\n      - metrics/x.json:\n          cache: false\n"
-    )
-    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"], ["dvc", "repro", "-q"],
-                ["git", "add", "-A"], ["git", "commit", "-qm", "base"],
-                ["dvc", "exp", "run", "-q", "-n", "more", "-S", "train.right=22"]):  # fmt: skip
-        _sh(cmd, repo, env)
+        "    metrics:\n      - metrics/x.json:\n          cache: false\n",
+    })  # fmt: skip
+    _sh(["dvc", "exp", "run", "-q", "-n", "more", "-S", "train.right=22"], repo, env)
     script = str(ROOT / "scripts" / "metrics_diff.py")
     for revs in (["HEAD", "more"], ["HEAD"]):  # two revisions; HEAD against the workspace (the experiment applied)
         out = _sh([sys.executable, script, *revs, "--repo", str(repo)], repo, env)
