@@ -130,6 +130,8 @@ def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
     F1 is metric ``key`` (``triple.f1``, ``generator.f1``), or None where the items lack them."""
     if not key.endswith(".f1"):
         return None
+    if items.duplicated(["item_id", "metric"]).any():
+        return None  # not one score per item and metric: no table of counts to pair
     part = key[: -len(".f1")]
     wide = items.pivot(index="item_id", columns="metric", values="value")
     cols = [f"{part}.{c}" for c in ("tp", "predicted", "gold")]

@@ -193,9 +193,11 @@ def test_a_change_is_paired_over_the_inputs_both_runs_scored():
 
 @pytest.mark.parametrize(
     "why",
-    ["base lacks items", "other inputs", "items of another run", "no counts for the key"],
+    ["base lacks items", "other inputs", "items of another run", "no counts for the key", "an item twice"],
 )
 def test_a_change_falls_back_to_unpaired_where_items_cannot_pair_it(why):
+    import pandas as pd
+
     md = _metrics_diff_module()
     base, head = _items(list(range(16))), _items(list(range(22)))
     old, new = _f1(base), _f1(head)
@@ -204,6 +206,7 @@ def test_a_change_falls_back_to_unpaired_where_items_cannot_pair_it(why):
         "other inputs": (base, _items(list(range(22)), n=41)),  # the head scored one more input
         "items of another run": (base, _items(list(range(30)))),  # not the F1 the head reports
         "no counts for the key": (_items(list(range(16)), part="head"), _items(list(range(22)), part="head")),
+        "an item twice": (base, pd.concat([head, head.head(3)], ignore_index=True)),
     }[why]
     diff = {"metrics/x.json": {
         "triple.f1": {"old": old, "new": new},
