@@ -102,11 +102,11 @@ SAME = 1e-9
 
 
 def items_path(metrics_path: str) -> str:
-    """Where an evaluate stage writes the per-item scores of ``metrics/<name>.json``."""
+    """Where a stage writes the per-item scores of ``metrics/<name>.json`` (evaluate, classify, compare)."""
     return re.sub(r"\.json$", "-items.parquet", metrics_path)
 
 
-def read_items(path: str, rev: str | None, cwd: Path) -> pd.DataFrame | None:
+def items_at(path: str, rev: str | None, cwd: Path) -> pd.DataFrame | None:
     """The ITEM_SCORES table at ``path`` in revision or experiment ``rev`` (None: the
     workspace), or None where that revision does not have it."""
     try:
@@ -244,7 +244,7 @@ def revision_items(
     ``revs`` names one revision), for the files with a primary metric that moved."""
     moved = [p for p, m in diff.items() if any(_label(k) and m[k].get("old") != m[k].get("new") for k in m)]
     head = revs[1] if len(revs) > 1 else None
-    return {p: (read_items(items_path(p), revs[0], cwd), read_items(items_path(p), head, cwd)) for p in moved}
+    return {p: (items_at(items_path(p), revs[0], cwd), items_at(items_path(p), head, cwd)) for p in moved}
 
 
 def report(base: str, target: str | None, cwd: Path, n_boot: int = 1000, seed: int = 42) -> str:

@@ -186,9 +186,10 @@ def test_a_change_is_paired_over_the_inputs_both_runs_scored():
     assert paired["paired"] and 0 < lo <= new - old <= hi  # every resample gains: the interval excludes 0
     table = md.primary_table([paired], "base", "head")
     assert f"{new - old:+.3f} [{lo:+.3f}, {hi:+.3f}] ★ paired" in table
-    # The same bootstrap settings give the same interval; another seed resamples differently.
+    # The same bootstrap settings give the same interval; another seed or count resamples differently.
     assert md.primary_rows(diff, {"metrics/x.json": (base, head)})[0]["ci"] == paired["ci"]
     assert md.primary_rows(diff, {"metrics/x.json": (base, head)}, seed=7)[0]["ci"] != paired["ci"]
+    assert md.primary_rows(diff, {"metrics/x.json": (base, head)}, n_boot=200)[0]["ci"] != paired["ci"]
 
 
 @pytest.mark.parametrize(
