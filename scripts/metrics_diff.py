@@ -17,7 +17,8 @@ own intervals overlap. The items must give back the F1 each revision reports; wh
 not, or one revision lacks them, or the runs scored different inputs, the change gets the
 unpaired approximation delta ± sqrt(h_base² + h_head²) from the two runs' own half-widths
 (``<metric>_ci_low`` / ``_ci_high``), which is wider, so its star is conservative. Metrics
-without either (nDCG@10, cut-answer share) show no interval.
+without either (retrieve's nDCG@10 of whole documents, cut-answer share) show no interval.
+The table lists the primary metrics that moved; those that did not are folded below it.
 
     python scripts/metrics_diff.py main              # workspace against main
     python scripts/metrics_diff.py exp-a exp-b       # two experiments
@@ -217,23 +218,39 @@ def _f(x: object, signed: bool = False) -> str:
 
 
 def primary_table(rows: list[dict[str, object]], base: str, head: str) -> str:
+    """The moved primary metrics as a table; the ones that did not move, folded below it.
+
+    A pull request that changes one branch leaves most files' metrics where they were (BioASQ
+    alone has some thirty rows): listing them beside the moved ones would hide the change."""
     if not rows:
         return "No primary metrics in the compared revisions."
-    out = [f"| file | metric | {base} | {head} | change [95% CI] |", "|---|---|---:|---:|---|"]
-    for r in rows:
+    # Moved: a change, or a metric that one side lacks (added or removed).
+    still = [r for r in rows if r.get("change") == 0]
+    moved = [r for r in rows if r.get("change") != 0]
+    out = []
+    if moved:
+        out += [f"| file | metric | {base} | {head} | change [95% CI] |", "|---|---|---:|---:|---|"]
+    for r in moved:
         change = _f(r.get("change"), signed=True)
         ci = r.get("ci")
         if ci is not None:
             lo, hi = ci  # type: ignore[misc]
             change += f" [{lo:+.3f}, {hi:+.3f}]" + (" ★" if lo > 0 or hi < 0 else "") + (" paired" if r.get("paired") else "")
         out.append(f"| {r['file']} | {r['metric']} | {_f(r['base'])} | {_f(r['head'])} | {change} |")
-    moved = sum(1 for r in rows if r.get("change"))
-    out += [
-        "",
-        f"{moved} of {len(rows)} primary metrics moved; ★ = the change's interval excludes 0. *paired*: a bootstrap over the "
-        "inputs both runs scored, from their per-item scores; otherwise the unpaired approximation from the two runs' own "
-        "intervals, which is wider (conservative).",
-    ]
+    if moved:
+        out += [
+            "",
+            f"{len(moved)} of {len(rows)} primary metrics moved; ★ = the change's interval excludes 0. *paired*: a bootstrap "
+            "over the inputs both runs scored, from their per-item scores; otherwise the unpaired approximation from the two "
+            "runs' own intervals, which is wider (conservative).",
+        ]
+    else:
+        out.append(f"None of the {len(rows)} primary metrics moved.")
+    if still:
+        unmoved = ["| file | metric | value |", "|---|---|---:|"]
+        unmoved += [f"| {r['file']} | {r['metric']} | {_f(r['base'])} |" for r in still]
+        summary = f"{len(still)} primary metrics did not move"
+        out += ["", f"<details><summary>{summary}</summary>", "", *unmoved, "", "</details>"]
     return "\n".join(out)
 
 

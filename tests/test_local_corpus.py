@@ -223,6 +223,9 @@ def test_compare_command_on_example_with_a_pdf(tmp_path, monkeypatch):
         for method, values in by_method.items():
             scores = items[items["metric"] == f"retrieval.{retriever}.{method}.ndcg@10"]
             assert len(scores) == 11 and scores["value"].mean() == values["ndcg@10"]
+            # Its interval under the metric's name (``<metric>_ci_low``), where metrics_diff
+            # looks for it when a change cannot be paired.
+            assert values["ndcg@10_ci_low"] <= values["ndcg@10"] <= values["ndcg@10_ci_high"]
     timing = json.loads((out / "timing.json").read_text())  # wall time apart: the metrics reproduce
     assert set(timing) == set(m["sizes"]) and timing["fixed"]["seconds"] >= 0
     assert not any(k in size for size in m["sizes"].values() for k in ("seconds", "mb_per_s", "chunks_per_s"))

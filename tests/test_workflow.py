@@ -153,6 +153,25 @@ def test_primary_change_interval_and_star():
     assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
 
 
+def test_the_primary_table_lists_what_moved_and_folds_the_rest():
+    """A change to one branch leaves the other files' metrics as they were: they are folded
+    below the table, not listed beside the moved ones."""
+    md = _metrics_diff_module()
+    diff = {
+        "metrics/embedded.json": {"triple.f1": {"old": 0.40, "new": 0.45}},
+        "metrics/bioasq.json": {f"{m}.rouge2_f1": {"old": 0.1, "new": 0.1} for m in ("fixed", "semantic")},
+        "metrics/new.json": {"triple.f1": {"new": 0.3}},  # added: it moved from nothing
+    }
+    table = md.primary_table(md.primary_rows(diff), "base", "head")
+    moved, folded = table.split("<details>", 1)
+    assert "| metrics/embedded.json | triple F1 | 0.400 | 0.450 | +0.050 |" in moved
+    assert "| metrics/new.json | triple F1 | — | 0.300 | — |" in moved
+    assert "rouge" not in moved.lower() and "2 of 4 primary metrics moved" in moved
+    assert "2 primary metrics did not move" in folded and "| metrics/bioasq.json | ROUGE-2 F1 (semantic) | 0.100 |" in folded
+    still = md.primary_table(md.primary_rows({"metrics/bioasq.json": diff["metrics/bioasq.json"]}), "base", "head")
+    assert still.startswith("None of the 2 primary metrics moved.") and "| file | metric | base |" not in still
+
+
 def _items(correct: list[int], n: int = 40, part: str = "triple"):
     """Per-item counts (ITEM_SCORES) of n inputs with one gold triple each, right on ``correct``."""
     import pandas as pd
@@ -227,13 +246,19 @@ def test_a_mean_pairs_the_items_named_by_its_key():
     head_v = [v + 0.05 for v in base_v]
     frame = lambda vs: pd.DataFrame([(f"q{i}", key, v) for i, v in enumerate(vs)], columns=["item_id", "metric", "value"])  # noqa: E731
     old, new = sum(base_v) / len(base_v), sum(head_v) / len(head_v)
-    diff = {"metrics/compare-mine.json": {key: {"old": old, "new": new}, "retrieval.hybrid.fixed.ci_low": {"old": 0.1, "new": 0.2}}}
+    diff = {"metrics/compare-mine.json": {key: {"old": old, "new": new}}}
     (row,) = md.primary_rows(diff, {"metrics/compare-mine.json": (frame(base_v), frame(head_v))})
     assert row["metric"] == "nDCG@10 (hybrid, fixed)" and row["paired"]
     lo, hi = row["ci"]
     assert abs(lo - 0.05) < 1e-9 and abs(hi - 0.05) < 1e-9  # every question gains 0.05
     (unpaired,) = md.primary_rows(diff, {"metrics/compare-mine.json": (frame(base_v[:-1]), frame(head_v[:-1]))})
-    assert "ci" not in unpaired  # the items are not these runs' (another mean), and compare keeps no _ci keys per metric
+    assert "ci" not in unpaired  # the items are not these runs' (another mean), and there is no interval to fall back on
+    # compare's own interval of each method's nDCG@10 (``<key>_ci_low``): the unpaired fallback.
+    diff["metrics/compare-mine.json"].update({
+        f"{key}_ci_low": {"old": old - 0.1, "new": new - 0.1}, f"{key}_ci_high": {"old": old + 0.1, "new": new + 0.1},
+    })  # fmt: skip
+    (unpaired,) = md.primary_rows(diff, {"metrics/compare-mine.json": (frame(base_v[:-1]), frame(head_v[:-1]))})
+    assert unpaired["paired"] is False and unpaired["ci"][0] < 0.05 < unpaired["ci"][1]
 
 
 def test_a_classifiers_f1_pairs_its_label_and_prediction_items():

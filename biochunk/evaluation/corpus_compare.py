@@ -186,7 +186,8 @@ def run(
         retrieval.setdefault(retriever, {})[method] = m
     ranker = next(r for r in ("hybrid", "dense", "bm25") if r in retrieval)
     for method, m in retrieval[ranker].items():
-        row = {"method": method, "retriever": ranker, PRIMARY: m[PRIMARY], "ci_low": m["ci_low"], "ci_high": m["ci_high"]}
+        row = {"method": method, "retriever": ranker, PRIMARY: m[PRIMARY]}
+        row.update({"ci_low": m[f"{PRIMARY}_ci_low"], "ci_high": m[f"{PRIMARY}_ci_high"]})
         row.update({f"{r}_{PRIMARY}": retrieval[r][method][PRIMARY] for r in retrieval})
         row["recall@10"] = m.get("recall@10", float("nan"))
         row.update({k: m[k] for k in (f"{PRIMARY}_trec_eval", "ties_at_cutoff", "tie_sensitive")})
@@ -244,9 +245,10 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
         out[key].pop("per_query")
     res.runs[("rerank", NO_CHUNKING)] = run
     trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
+    got = out["reranked"]
     notes.append(
         f"reranker ({trained}): BM25's top {rp.rerank_depth} whole documents reranked, nDCG@10 "
-        f"{out['reranked'][PRIMARY]:.3f} [{out['reranked']['ci_low']:.3f}, {out['reranked']['ci_high']:.3f}] "
+        f"{got[PRIMARY]:.3f} [{got[f'{PRIMARY}_ci_low']:.3f}, {got[f'{PRIMARY}_ci_high']:.3f}] "
         f"against BM25's {out['bm25'][PRIMARY]:.3f}"
     )
     return out
@@ -283,8 +285,10 @@ def scored(run: Any, qrels: Any, metrics: dict[str, Any], n_boot: int, seed: int
         f"{PRIMARY}_trec_eval": metrics[PRIMARY],
         PRIMARY: float(v.mean()) if n else 0.0,
         f"recall@{CUTOFF}": float(ta[f"recall@{CUTOFF}"].mean()) if n else 0.0,
-        "ci_low": lo,
-        "ci_high": hi,
+        # Named after the metric they bound, as every metrics file names an interval
+        # (``triple.f1_ci_low``): scripts/metrics_diff.py finds it there for an unpaired change.
+        f"{PRIMARY}_ci_low": lo,
+        f"{PRIMARY}_ci_high": hi,
         "queries": n,
         "ties_at_cutoff": int(ta["tie_at_cutoff"].sum()),
         "tie_sensitive": int(ta["tie_sensitive"].sum()),
