@@ -8,16 +8,17 @@ interval, starred where the interval excludes 0. The full `dvc metrics diff --md
 a commit, a tag, or an experiment name (TARGET default: the workspace).
 
 The interval of a change is **paired** where both revisions track the per-item scores behind
-it (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``: for an F1, each test
-input's true-positive, predicted and gold counts, or a classifier's label and prediction; for
-a mean, each item's score under the metric's own key, as compare writes nDCG@10): a 95%
+it (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``, or retrieve's per-query
+``metrics/retrieval-<dataset>.parquet``: ``ITEMS``; for an F1, each test input's
+true-positive, predicted and gold counts, or a classifier's label and prediction; for a mean,
+each item's score under the metric's own key, as compare and retrieve write nDCG@10): a 95%
 bootstrap over the inputs both runs scored, each resample scoring the base and the head on
 the same inputs, so a change consistent across inputs is told apart even where the two runs'
 own intervals overlap. The items must give back the F1 each revision reports; where they do
 not, or one revision lacks them, or the runs scored different inputs, the change gets the
 unpaired approximation delta ± sqrt(h_base² + h_head²) from the two runs' own half-widths
 (``<metric>_ci_low`` / ``_ci_high``), which is wider, so its star is conservative. Metrics
-without either (retrieve's nDCG@10 of whole documents, cut-answer share) show no interval.
+without either (cut-answer share) show no interval.
 The table lists the primary metrics that moved; those that did not are folded below it.
 
     python scripts/metrics_diff.py main              # workspace against main
@@ -102,14 +103,31 @@ CLASSIFY_ITEMS = {"generator": "generator", "evidence_vote": "vote"}
 SAME = 1e-9
 
 
-def items_path(metrics_path: str) -> str:
-    """Where a stage writes the per-item scores of ``metrics/<name>.json`` (evaluate, classify, compare)."""
-    return re.sub(r"\.json$", "-items.parquet", metrics_path)
+# Where a stage keeps the per-item scores of a metrics file, and the separator its item keys
+# put between the parts of the metrics key. evaluate, classify and compare write
+# metrics/<name>-items.parquet keyed as their metrics file is; retrieve writes
+# metrics/retrieval-<dataset>.parquet keyed retriever/method/measure (a paper pipeline hashes
+# that stage, so its files keep their names).
+ITEMS: tuple[tuple[str, str, str], ...] = (
+    (r"(.*metrics/retrieval-[^/]+)\.json", r"\1.parquet", "/"),
+    (r"(.+)\.json", r"\1-items.parquet", "."),
+)
 
 
-def items_at(path: str, rev: str | None, cwd: Path) -> pd.DataFrame | None:
+def items_path(metrics_path: str) -> tuple[str, str]:
+    """Where a stage writes the per-item scores of ``metrics_path``, and the separator of its item keys."""
+    for pattern, path, sep in ITEMS:
+        if re.fullmatch(pattern, metrics_path):
+            return re.sub(pattern, path, metrics_path), sep
+    return metrics_path, "."  # not a .json file: it has no items file (items_at finds none)
+
+
+def items_at(path: str, rev: str | None, cwd: Path, sep: str = ".") -> pd.DataFrame | None:
     """The ITEM_SCORES table at ``path`` in revision or experiment ``rev`` (None: the
-    workspace), or None where that revision does not have it."""
+    workspace), its metric keys spelt as the metrics file's (``sep`` -> "."), or None where
+    that revision does not have it."""
+    if not path.endswith(".parquet"):
+        return None
     try:
         if rev is None:
             data = (cwd / path).read_bytes()
@@ -123,7 +141,10 @@ def items_at(path: str, rev: str | None, cwd: Path) -> pd.DataFrame | None:
                 return None
     except FileNotFoundError:
         return None
-    return pd.read_parquet(io.BytesIO(data))
+    items = pd.read_parquet(io.BytesIO(data))
+    if sep != ".":
+        items["metric"] = items["metric"].str.replace(sep, ".", regex=False)
+    return items
 
 
 def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
@@ -146,7 +167,7 @@ def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
 
 def item_values(items: pd.DataFrame, key: str) -> pd.Series | None:
     """Per item: the scores whose mean is metric ``key``, where the items name it (compare's
-    ``retrieval.<retriever>.<method>.ndcg@10``), else None."""
+    ``retrieval.<retriever>.<method>.ndcg@10``, retrieve's ``<retriever>.<method>.ndcg@10``), else None."""
     rows = items[items["metric"] == key]
     return rows.set_index("item_id")["value"] if len(rows) else None
 
@@ -261,7 +282,11 @@ def revision_items(
     ``revs`` names one revision), for the files with a primary metric that moved."""
     moved = [p for p, m in diff.items() if any(_label(k) and m[k].get("old") != m[k].get("new") for k in m)]
     head = revs[1] if len(revs) > 1 else None
-    return {p: (items_at(items_path(p), revs[0], cwd), items_at(items_path(p), head, cwd)) for p in moved}
+    out = {}
+    for p in moved:
+        path, sep = items_path(p)
+        out[p] = (items_at(path, revs[0], cwd, sep), items_at(path, head, cwd, sep))
+    return out
 
 
 def report(base: str, target: str | None, cwd: Path, n_boot: int = 1000, seed: int = 42) -> str:

@@ -15,6 +15,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def metrics_diff_module():
+    """scripts/metrics_diff.py as a module (scripts are not a package: the library never imports them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("metrics_diff", ROOT / "scripts" / "metrics_diff.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.fixture
 def shared_datasets() -> Path:
     if not SHARED.is_dir():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, metrics_diff_module
 
 WORKFLOW = ROOT / ".github" / "workflows" / "metrics.yml"
 TEMPLATE = ROOT / ".dvc" / "plots" / "offline.html"
@@ -121,17 +121,8 @@ def test_metrics_diff_leads_with_the_primary_metrics(tiny_repo):
     assert "<details>" in out.split("### Metrics", 1)[1]  # the full diff is folded below
 
 
-def _metrics_diff_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("metrics_diff", ROOT / "scripts" / "metrics_diff.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_primary_change_interval_and_star():
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     diff = {
         "metrics/x.json": {
             "triple.f1": {"old": 0.40, "new": 0.60},
@@ -153,10 +144,22 @@ def test_primary_change_interval_and_star():
     assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
 
 
+@pytest.mark.parametrize("stage", ["evaluate", "classify", "compare", "retrieve"])
+def test_metrics_diff_finds_each_stage_items_where_dvc_yaml_writes_them(stage):
+    """A stage's per-item scores are paired only where metrics_diff looks for them: the path
+    it derives from the metrics file is the one the stage's command writes."""
+    md = metrics_diff_module()
+    cmd = " ".join(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][stage]["do"]["cmd"].split())
+    metrics = re.search(r"--metrics (\S+)", cmd).group(1)
+    items = re.search(r"--(?:items|scores) (\S+)", cmd).group(1)
+    assert md.items_path(metrics)[0] == items
+    assert md.items_path(metrics)[1] == ("/" if stage == "retrieve" else ".")
+
+
 def test_the_primary_table_lists_what_moved_and_folds_the_rest():
     """A change to one branch leaves the other files' metrics as they were: they are folded
     below the table, not listed beside the moved ones."""
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     diff = {
         "metrics/embedded.json": {"triple.f1": {"old": 0.40, "new": 0.45}},
         "metrics/bioasq.json": {f"{m}.rouge2_f1": {"old": 0.1, "new": 0.1} for m in ("fixed", "semantic")},
@@ -191,7 +194,7 @@ def _f1(items) -> float:
 def test_a_change_is_paired_over_the_inputs_both_runs_scored():
     """Head right on every input base was right on, and on 6 more: the runs' own intervals
     overlap, so the unpaired approximation cannot tell, while the paired bootstrap can."""
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     base, head = _items(list(range(16))), _items(list(range(22)))
     old, new = _f1(base), _f1(head)
     diff = {"metrics/x.json": {
@@ -218,7 +221,7 @@ def test_a_change_is_paired_over_the_inputs_both_runs_scored():
 def test_a_change_falls_back_to_unpaired_where_items_cannot_pair_it(why):
     import pandas as pd
 
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     base, head = _items(list(range(16))), _items(list(range(22)))
     old, new = _f1(base), _f1(head)
     pair = {
@@ -240,7 +243,7 @@ def test_a_mean_pairs_the_items_named_by_its_key():
     """compare's nDCG@10 per method: the mean of each question's score under the metric's key."""
     import pandas as pd
 
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     key = "retrieval.hybrid.fixed.ndcg@10"
     base_v = [0.5, 0.6, 0.7, 0.4, 0.9, 0.3, 0.8, 0.5] * 3
     head_v = [v + 0.05 for v in base_v]
@@ -264,7 +267,7 @@ def test_a_mean_pairs_the_items_named_by_its_key():
 def test_a_classifiers_f1_pairs_its_label_and_prediction_items():
     import pandas as pd
 
-    md = _metrics_diff_module()
+    md = metrics_diff_module()
     labels = [1] * 10 + [0] * 10
 
     def items(pred):
