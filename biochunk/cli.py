@@ -58,6 +58,14 @@ def _install() -> dict[int, Any]:
     return previous
 
 
+def _not_cpu_4bit_kernels(record: logging.LogRecord) -> bool:
+    # bitsandbytes, imported with peft, warns on every CPU run that it cannot fetch its CPU
+    # 4-bit kernels from the Hugging Face hub and asks for `pip install kernels`. The project
+    # never loads 4-bit on a CPU (generation.model allows nf4 on CUDA only), so the advice
+    # would send a user after a package that changes nothing: that one line is dropped.
+    return "kernels" not in record.getMessage()
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes end like every other user mistake: one ``error:``
     line naming the flag (argparse prints its usage block first), exit 2."""
@@ -71,6 +79,7 @@ def run(main: Callable[[], None]) -> None:
     """Run a stage's ``main``; a ``UserError`` prints one line and exits 2, an interrupt
     (Ctrl-C, SIGTERM, SIGHUP) one line and exits 128 + its number; no traceback for either."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("bitsandbytes.backends.cpu.ops").addFilter(_not_cpu_4bit_kernels)
     # Signal handlers can only be set from the main thread; elsewhere Python's defaults stay.
     previous = _install() if threading.current_thread() is threading.main_thread() else {}
     try:

@@ -143,3 +143,19 @@ def test_encoder_keeps_fp32_on_cpu_whatever_the_checkpoint_holds(tmp_path):
     v = enc.encode(["aspirin inhibits COX-1"])
     assert next(enc.model.parameters()).dtype is torch.float32
     assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1) < 1e-5
+
+
+def test_a_stage_log_has_no_advice_to_install_cpu_4bit_kernels():
+    """bitsandbytes (imported with peft) asks for `pip install kernels` on a CPU; 4-bit loads on
+    CUDA only here, so cli.run drops that one line and keeps the stage's own."""
+    import subprocess
+    import sys
+
+    body = "import logging\nlogging.getLogger('stage').info('own line')\nimport peft\n"
+    plain = f"import logging\nlogging.basicConfig(level=logging.INFO)\n{body}"
+    r = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, check=True)
+    if "kernels" not in r.stderr:
+        pytest.skip("this bitsandbytes does not warn about its CPU kernels")
+    staged = "from biochunk import cli\ndef main():\n" + "".join(f"    {line}\n" for line in body.splitlines()) + "cli.run(main)\n"
+    r = subprocess.run([sys.executable, "-c", staged], capture_output=True, text=True, check=True)
+    assert "own line" in r.stderr and "kernels" not in r.stderr, r.stderr
