@@ -8,18 +8,19 @@ interval, starred where the interval excludes 0. The full `dvc metrics diff --md
 a commit, a tag, or an experiment name (TARGET default: the workspace).
 
 The interval of a change is **paired** where both revisions track the per-item scores behind
-it (``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``, or retrieve's per-query
-``metrics/retrieval-<dataset>.parquet``: ``ITEMS``; for an F1, each test input's
-true-positive, predicted and gold counts, or a classifier's label and prediction; for a mean,
-each item's score under the metric's own key, as compare and retrieve write nDCG@10): a 95%
-bootstrap over the inputs both runs scored, each resample scoring the base and the head on
-the same inputs, so a change consistent across inputs is told apart even where the two runs'
-own intervals overlap. The items must give back the F1 each revision reports; where they do
-not, or one revision lacks them, or the runs scored different inputs, the change gets the
-unpaired approximation delta ± sqrt(h_base² + h_head²) from the two runs' own half-widths
+it (``ITEMS``: ``metrics/<name>-items.parquet`` beside ``metrics/<name>.json``, retrieve's
+per-query ``metrics/retrieval-<dataset>.parquet``, evaluate_qa's per-question
+``reports/qa-<dataset>/scores.csv``). For an F1 they are each test input's true-positive,
+predicted and gold counts, or a classifier's label and prediction; for a mean (nDCG@10,
+ROUGE-2), each item's score under the metric's own key. The interval is a 95% bootstrap over
+the inputs both runs scored, each resample scoring the base and the head on the same inputs,
+so a change consistent across inputs is told apart even where the two runs' own intervals
+overlap. The items must give back the value each revision reports; where they do not, or one
+revision lacks them, or the runs scored different inputs, the change gets the unpaired
+approximation delta ± sqrt(h_base² + h_head²) from the two runs' own half-widths
 (``<metric>_ci_low`` / ``_ci_high``), which is wider, so its star is conservative. Metrics
-without either (cut-answer share) show no interval.
-The table lists the primary metrics that moved; those that did not are folded below it.
+without either (cut-answer share) show no interval. The table lists the primary metrics that
+moved; those that did not are folded below it.
 
     python scripts/metrics_diff.py main              # workspace against main
     python scripts/metrics_diff.py exp-a exp-b       # two experiments
@@ -106,10 +107,12 @@ SAME = 1e-9
 # Where a stage keeps the per-item scores of a metrics file, and the separator its item keys
 # put between the parts of the metrics key. evaluate, classify and compare write
 # metrics/<name>-items.parquet keyed as their metrics file is; retrieve writes
-# metrics/retrieval-<dataset>.parquet keyed retriever/method/measure (a paper pipeline hashes
-# that stage, so its files keep their names).
+# metrics/retrieval-<dataset>.parquet keyed retriever/method/measure, and evaluate_qa one row
+# per question and method with a column per measure (reports/qa-<dataset>/scores.csv, read as
+# <method>.<measure>). Paper pipelines hash those two stages, so their files keep their names.
 ITEMS: tuple[tuple[str, str, str], ...] = (
-    (r"(.*metrics/retrieval-[^/]+)\.json", r"\1.parquet", "/"),
+    (r"(.*)metrics/retrieval-([^/]+)\.json", r"\1metrics/retrieval-\2.parquet", "/"),
+    (r"(.*)metrics/qa-([^/]+)\.json", r"\1reports/qa-\2/scores.csv", "."),
     (r"(.+)\.json", r"\1-items.parquet", "."),
 )
 
@@ -126,7 +129,7 @@ def items_at(path: str, rev: str | None, cwd: Path, sep: str = ".") -> pd.DataFr
     """The ITEM_SCORES table at ``path`` in revision or experiment ``rev`` (None: the
     workspace), its metric keys spelt as the metrics file's (``sep`` -> "."), or None where
     that revision does not have it."""
-    if not path.endswith(".parquet"):
+    if not path.endswith((".parquet", ".csv")):
         return None
     try:
         if rev is None:
@@ -141,10 +144,25 @@ def items_at(path: str, rev: str | None, cwd: Path, sep: str = ".") -> pd.DataFr
                 return None
     except FileNotFoundError:
         return None
+    if path.endswith(".csv"):
+        return _question_rows(pd.read_csv(io.BytesIO(data)))
     items = pd.read_parquet(io.BytesIO(data))
     if sep != ".":
         items["metric"] = items["metric"].str.replace(sep, ".", regex=False)
     return items
+
+
+def _question_rows(wide: pd.DataFrame) -> pd.DataFrame:
+    """evaluate_qa's scores (one row per question and method, a column per measure) as items:
+    item = question, metric ``<method>.<measure>``, the key whose mean its metrics file reports.
+    A measure left empty for a question (no yes/no answer) is not an item of it, as the mean skips it."""
+    long = wide.melt(id_vars=["question_id", "method"], var_name="measure", value_name="value").dropna(subset=["value"])
+    long = long[pd.to_numeric(long["value"], errors="coerce").notna()]
+    return pd.DataFrame({
+        "item_id": long["question_id"].astype(str),
+        "metric": long["method"].astype(str) + "." + long["measure"],
+        "value": long["value"].astype(float),
+    })  # fmt: skip
 
 
 def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:

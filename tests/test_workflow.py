@@ -144,16 +144,17 @@ def test_primary_change_interval_and_star():
     assert "+0.020 [" in table and "+0.020 [-0.263, +0.303] ★" not in table
 
 
-@pytest.mark.parametrize("stage", ["evaluate", "classify", "compare", "retrieve"])
+@pytest.mark.parametrize("stage", ["evaluate", "classify", "compare", "retrieve", "evaluate_qa"])
 def test_metrics_diff_finds_each_stage_items_where_dvc_yaml_writes_them(stage):
     """A stage's per-item scores are paired only where metrics_diff looks for them: the path
-    it derives from the metrics file is the one the stage's command writes."""
+    it derives from the metrics file is the one the stage's command writes (evaluate_qa:
+    scores.csv in its --report folder)."""
     md = metrics_diff_module()
     cmd = " ".join(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][stage]["do"]["cmd"].split())
     metrics = re.search(r"--metrics (\S+)", cmd).group(1)
-    items = re.search(r"--(?:items|scores) (\S+)", cmd).group(1)
-    assert md.items_path(metrics)[0] == items
-    assert md.items_path(metrics)[1] == ("/" if stage == "retrieve" else ".")
+    items = re.search(r"--(?:items|scores) (\S+)", cmd) or re.search(r"--report (\S+)", cmd)
+    expected = items.group(1) + ("/scores.csv" if stage == "evaluate_qa" else "")
+    assert md.items_path(metrics) == (expected, "/" if stage == "retrieve" else ".")
 
 
 def test_the_primary_table_lists_what_moved_and_folds_the_rest():
