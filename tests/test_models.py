@@ -156,6 +156,7 @@ def test_a_stage_log_has_no_advice_to_install_cpu_4bit_kernels():
     r = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, check=True)
     if "kernels" not in r.stderr:
         pytest.skip("this bitsandbytes does not warn about its CPU kernels")
-    staged = "from biochunk import cli\ndef main():\n" + "".join(f"    {line}\n" for line in body.splitlines()) + "cli.run(main)\n"
+    indented = "".join(f"    {line}\n" for line in body.splitlines())
+    staged = f"from biochunk import cli\ndef main():\n{indented}cli.run(main)\n"
     r = subprocess.run([sys.executable, "-c", staged], capture_output=True, text=True, check=True)
     assert "own line" in r.stderr and "kernels" not in r.stderr, r.stderr
