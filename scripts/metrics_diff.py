@@ -185,7 +185,8 @@ def item_counts(items: pd.DataFrame, key: str) -> pd.DataFrame | None:
 
 def item_values(items: pd.DataFrame, key: str) -> pd.Series | None:
     """Per item: the scores whose mean is metric ``key``, where the items name it (compare's
-    ``retrieval.<retriever>.<method>.ndcg@10``, retrieve's ``<retriever>.<method>.ndcg@10``), else None."""
+    ``retrieval.<retriever>.<method>.ndcg@10``, retrieve's ``<retriever>.<method>.ndcg@10``,
+    evaluate_qa's ``<method>.rouge2_f1``), else None."""
     rows = items[items["metric"] == key]
     return rows.set_index("item_id")["value"] if len(rows) else None
 
@@ -263,9 +264,10 @@ def primary_table(rows: list[dict[str, object]], base: str, head: str) -> str:
     alone has some thirty rows): listing them beside the moved ones would hide the change."""
     if not rows:
         return "No primary metrics in the compared revisions."
-    # Moved: a change, or a metric that one side lacks (added or removed).
-    still = [r for r in rows if r.get("change") == 0]
-    moved = [r for r in rows if r.get("change") != 0]
+    # Moved: a change, or a metric that one side lacks (added or removed); undefined on both
+    # sides (null: no answers to cut) is no move.
+    still = [r for r in rows if r.get("change") == 0 or (r["base"] is None and r["head"] is None)]
+    moved = [r for r in rows if r not in still]
     out = []
     if moved:
         out += [f"| file | metric | {base} | {head} | change [95% CI] |", "|---|---|---:|---:|---|"]

@@ -165,13 +165,14 @@ def test_the_primary_table_lists_what_moved_and_folds_the_rest():
         "metrics/embedded.json": {"triple.f1": {"old": 0.40, "new": 0.45}},
         "metrics/bioasq.json": {f"{m}.rouge2_f1": {"old": 0.1, "new": 0.1} for m in ("fixed", "semantic")},
         "metrics/new.json": {"triple.f1": {"new": 0.3}},  # added: it moved from nothing
+        "metrics/compare-mine.json": {"retrieval.cut_answer_share": {"old": None, "new": None}},  # no answers: no move
     }
     table = md.primary_table(md.primary_rows(diff), "base", "head")
     moved, folded = table.split("<details>", 1)
     assert "| metrics/embedded.json | triple F1 | 0.400 | 0.450 | +0.050 |" in moved
     assert "| metrics/new.json | triple F1 | — | 0.300 | — |" in moved
-    assert "rouge" not in moved.lower() and "2 of 4 primary metrics moved" in moved
-    assert "2 primary metrics did not move" in folded and "| metrics/bioasq.json | ROUGE-2 F1 (semantic) | 0.100 |" in folded
+    assert "rouge" not in moved.lower() and "cut-answer" not in moved and "2 of 5 primary metrics moved" in moved
+    assert "3 primary metrics did not move" in folded and "| metrics/bioasq.json | ROUGE-2 F1 (semantic) | 0.100 |" in folded
     still = md.primary_table(md.primary_rows({"metrics/bioasq.json": diff["metrics/bioasq.json"]}), "base", "head")
     assert still.startswith("None of the 2 primary metrics moved.") and "| file | metric | base |" not in still
 
