@@ -145,6 +145,7 @@ def test_encoder_keeps_fp32_on_cpu_whatever_the_checkpoint_holds(tmp_path):
     assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1) < 1e-5
 
 
+@pytest.mark.slow  # two interpreters that import torch and peft: about 12 s
 def test_a_stage_log_has_no_advice_to_install_cpu_4bit_kernels():
     """bitsandbytes (imported with peft) asks for `pip install kernels` on a CPU; 4-bit loads on
     CUDA only here, so cli.run drops that one line and keeps the stage's own."""
