@@ -25,6 +25,18 @@ def metrics_diff_module():
     return mod
 
 
+def assert_metrics_diff_pairs(items_file: Path, metrics_path: str, values: dict[str, float]) -> None:
+    """scripts/metrics_diff.py pairs a change of each metric in ``values`` over a stage's own
+    per-item file as written (``metrics_path``: where dvc.yaml writes the stage's metrics): the
+    items give back each reported value to 1e-9, so no change is exactly (0, 0), and a value
+    they do not give back is refused."""
+    md = metrics_diff_module()
+    items = md.items_at(items_file.name, None, items_file.parent, md.items_path(metrics_path)[1])
+    for key, v in values.items():
+        assert md.paired_interval(items, items, key, v, v, 100, 0) == (0.0, 0.0), key
+        assert md.paired_interval(items, items, key, v, v + 1e-6, 100, 0) is None, key
+
+
 @pytest.fixture
 def shared_datasets() -> Path:
     if not SHARED.is_dir():

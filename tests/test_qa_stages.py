@@ -14,7 +14,7 @@ import yaml
 
 from biochunk.generation.qa import DECLINE_REPLY, SYSTEM_QA, system_qa
 from biochunk.io import ANSWERS, CHUNKS, CLASSIFICATION, DOCUMENTS, QA_ANSWERS, QA_CONTEXTS, QA_SAMPLE, read_table, write_table
-from tests.conftest import ROOT, metrics_diff_module
+from tests.conftest import ROOT, assert_metrics_diff_pairs
 
 pytestmark = pytest.mark.slow
 
@@ -117,16 +117,9 @@ def test_qa_stages_write_contexts_answers_metrics_and_the_comparison(tmp_path, c
         for key in ("rouge2_f1", "rougesu4_f1", "bertscore_f1", "gold_doc_hit@1", "declined"):
             assert m[f"{key}_ci_low"] <= m[key] <= m[f"{key}_ci_high"]
     assert set(metrics["anova"]) == {"rouge2_f1", "rougesu4_f1", "bertscore_f1"}
-    # scripts/metrics_diff.py pairs a change of each method's ROUGE-2 over these questions: it
-    # reads the per-question scores as written and finds each method's mean in them to 1e-9.
-    diff = metrics_diff_module()
-    path, sep = diff.items_path("metrics/qa-covidqa.json")
-    assert path == "reports/qa-covidqa/scores.csv"  # evaluate_qa's --report folder in dvc.yaml
-    items = diff.items_at("report/scores.csv", None, tmp_path, sep)
-    for method in ("fixed", "recursive"):
-        v = metrics[method]["rouge2_f1"]
-        assert diff.paired_interval(items, items, f"{method}.rouge2_f1", v, v, 100, 0) == (0.0, 0.0)
-        assert diff.paired_interval(items, items, f"{method}.rouge2_f1", v, v + 1e-6, 100, 0) is None
+    # A pull-request diff pairs each method's ROUGE-2 change over these questions.
+    rouge2 = {f"{m}.rouge2_f1": metrics[m]["rouge2_f1"] for m in ("fixed", "recursive")}
+    assert_metrics_diff_pairs(tmp_path / "report" / "scores.csv", "metrics/qa-covidqa.json", rouge2)
     md = (tmp_path / "report" / "comparison.md").read_text()
     assert "One-way ANOVA" in md and "Tukey HSD" in md
     assert (tmp_path / "plots" / "summary.png").stat().st_size > 5000

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from biochunk.io import CONTEXTS, CORPUS, ITEM_SCORES, QA_QUESTIONS, QA_SNIPPETS, QRELS, QUERIES, RUNS, read_table, write_table
-from tests.conftest import ROOT, metrics_diff_module
+from tests.conftest import ROOT, assert_metrics_diff_pairs
 
 DOCS = [
     ("d1", "Aspirin", "Aspirin reduces fever and inflammation. It inhibits COX enzymes."),
@@ -94,14 +94,9 @@ def test_retrieve_stage_on_a_tiny_beir_collection(tmp_path):
                 assert means[f"{retriever}/{method}/{measure}"] == pytest.approx(m[retriever][method][measure])
     assert means["rerank-trained/none/ndcg@10"] == pytest.approx(m["rerank"]["trained"]["ndcg@10"])
     assert scores.groupby("metric").size().eq(2).all()  # both test queries, every run
-    # scripts/metrics_diff.py pairs a change of whole documents' nDCG@10 over these queries: it
-    # reads this file as it is written and finds each metric's value in it to 1e-9.
-    md = metrics_diff_module()
-    items = md.items_at("q.parquet", None, tmp_path, md.items_path("metrics/retrieval-scifact.json")[1])
-    for retriever in ("bm25", "dense", "hybrid"):
-        v = m[retriever]["none"]["ndcg@10"]
-        assert md.paired_interval(items, items, f"{retriever}.none.ndcg@10", v, v, 100, 0) == (0.0, 0.0)
-        assert md.paired_interval(items, items, f"{retriever}.none.ndcg@10", v, v + 1e-6, 100, 0) is None
+    # A pull-request diff pairs whole documents' nDCG@10 change over these queries.
+    ndcg = {f"{r}.none.ndcg@10": m[r]["none"]["ndcg@10"] for r in ("bm25", "dense", "hybrid")}
+    assert_metrics_diff_pairs(tmp_path / "q.parquet", "metrics/retrieval-scifact.json", ndcg)
     assert "seconds" not in m["corpus"] and "bm25/none" in json.loads((tmp_path / "t.json").read_text())["seconds"]
 
 
