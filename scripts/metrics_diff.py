@@ -152,6 +152,11 @@ def items_at(path: str, rev: str | None, cwd: Path, sep: str = ".") -> pd.DataFr
     return items
 
 
+# evaluate_qa's scores column -> the measure its metrics file names the mean of that column
+# (biochunk.evaluation.qa.summary: the mean of the yes/no flags is an accuracy).
+QA_MEASURES = {"yesno_correct": "yesno_accuracy"}
+
+
 def _question_rows(wide: pd.DataFrame) -> pd.DataFrame:
     """evaluate_qa's scores (one row per question and method, a column per measure) as items:
     item = question, metric ``<method>.<measure>``, the key whose mean its metrics file reports.
@@ -160,7 +165,7 @@ def _question_rows(wide: pd.DataFrame) -> pd.DataFrame:
     long = long[pd.to_numeric(long["value"], errors="coerce").notna()]
     return pd.DataFrame({
         "item_id": long["question_id"].astype(str),
-        "metric": long["method"].astype(str) + "." + long["measure"],
+        "metric": long["method"].astype(str) + "." + long["measure"].replace(QA_MEASURES),
         "value": long["value"].astype(float),
     })  # fmt: skip
 

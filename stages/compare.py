@@ -106,7 +106,7 @@ def _compare_items(path: Path) -> bool:
         return False
     if table.schema.names != ITEM_SCORES.names:
         return False
-    return all(str(m).startswith("retrieval.") for m in table.column("metric").unique().to_pylist())
+    return all(str(m).startswith(("retrieval.", "rerank.")) for m in table.column("metric").unique().to_pylist())
 
 
 def main() -> None:

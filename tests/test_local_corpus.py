@@ -290,6 +290,19 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     c = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50, reranker=tp)
     assert c.rerank["report"]["trained"] and c.rerank["report"]["steps"] == 2
     assert set(c.rerank) >= {"bm25", "reranked"} and 0.0 <= c.rerank["reranked"]["ndcg@10"] <= 1.0
-    assert any(n.startswith("reranker (trained 2 steps") for n in c.notes)
+    assert any(n.startswith("reranker (trained 2 steps") and "paired over the same 2 questions" in n for n in c.notes)
+    # The paired difference is the mean of the per-question differences, and the items give back
+    # both runs' means, so a later change of reranker pairs in scripts/metrics_diff.py.
+    per = {k: c.items[c.items["metric"] == f"rerank.{k}.ndcg@10"]["value"].to_numpy() for k in ("bm25", "reranked")}
+    assert all(len(v) == 2 and v.mean() == pytest.approx(c.rerank[k]["ndcg@10"], abs=1e-12) for k, v in per.items())
+    d = c.rerank["reranked_minus_bm25"]
+    assert d["ndcg@10"] == pytest.approx((per["reranked"] - per["bm25"]).mean(), abs=1e-12)
+    assert d["ndcg@10_ci_low"] <= d["ndcg@10"] <= d["ndcg@10_ci_high"] and d["separable"] in (True, False)
+    assert "per_query" not in c.rerank
+    # A rerun may replace an items file holding reranked scores, and nothing else's.
+    c.items.to_parquet(tmp_path / "items.parquet", index=False)
+    assert _script()._compare_items(tmp_path / "items.parquet")
+    c.items.assign(metric="triple.f1").to_parquet(tmp_path / "other.parquet", index=False)
+    assert not _script()._compare_items(tmp_path / "other.parquet")
     off = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50)
     assert not off.rerank and any(n.startswith("reranking skipped: turned off") for n in off.notes)

@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import ROOT, metrics_diff_module
+from tests.conftest import ROOT, assert_metrics_diff_pairs, metrics_diff_module
 
 WORKFLOW = ROOT / ".github" / "workflows" / "metrics.yml"
 TEMPLATE = ROOT / ".dvc" / "plots" / "offline.html"
@@ -155,6 +156,29 @@ def test_metrics_diff_finds_each_stage_items_where_dvc_yaml_writes_them(stage):
     items = re.search(r"--(?:items|scores) (\S+)", cmd) or re.search(r"--report (\S+)", cmd)
     expected = items.group(1) + ("/scores.csv" if stage == "evaluate_qa" else "")
     assert md.items_path(metrics) == (expected, "/" if stage == "retrieve" else ".")
+
+
+def test_every_mean_evaluate_qa_reports_pairs_over_its_scores(tmp_path):
+    """evaluate_qa's metrics name some means otherwise than its scores' columns (the mean of the
+    yes/no flags is ``yesno_accuracy``): each mean summary writes pairs over scores.csv, and a
+    yes/no accuracy over the questions that have a yes/no answer only."""
+    import numpy as np
+
+    from biochunk.evaluation import qa
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for method in ("fixed", "recursive"):
+        for q in range(12):
+            row = {"question_id": f"q{q}", "method": method, **{c: rng.random() for c in qa.HEADLINE}}
+            row.update(declined=float(q == 3), yesno_correct=float(rng.random() > 0.5) if q % 3 else np.nan, context_has_answer=1.0)
+            rows.append(row)
+    scores = pd.DataFrame(rows)
+    scores.to_csv(tmp_path / "scores.csv", index=False)
+    summary = qa.summary(scores, None, 50, 0)
+    means = {f"{m}.{k}": v for m, s in summary.items() for k, v in s.items() if not k.endswith(("_ci_low", "_ci_high", "questions"))}
+    assert {"fixed.yesno_accuracy", "recursive.rouge2_f1"} <= set(means) and len(means) == 2 * (len(qa.HEADLINE) + 3)
+    assert_metrics_diff_pairs(tmp_path / "scores.csv", "metrics/qa-bioasq.json", means)
 
 
 def test_the_primary_table_lists_what_moved_and_folds_the_rest():

@@ -218,9 +218,10 @@ def run(
         rerank = _rerank(coll, res, reranker, rp, n_boot, notes)
     runs_df = experiment.runs_table(res, rp.save_depth)
     queries = judged(coll.qrels)
+    keyed = {f"retrieval.{r}.{m}.{PRIMARY}": values for (r, m), values in per_query.items()}
+    keyed.update({f"rerank.{k}.{PRIMARY}": values for k, values in rerank.pop("per_query", {}).items()})
     items = pd.DataFrame(
-        [(q, f"retrieval.{r}.{m}.{PRIMARY}", float(v)) for (r, m), values in per_query.items() for q, v in zip(queries, values)],
-        columns=ITEM_SCORES.names,
+        [(q, key, float(v)) for key, values in keyed.items() for q, v in zip(queries, values)], columns=ITEM_SCORES.names
     )
     ranked = [r["method"] for r in ranking if r["method"] != NO_CHUNKING]
     hits_from = "dense" if ("dense", ranked[0]) in res.chunk_hits else "bm25"
@@ -239,17 +240,28 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     texts = dict(zip(coll.docs["doc_id"], coll.docs["text"]))
     queries = dict(zip(coll.queries["query_id"], coll.queries["text"]))
     run = crossencoder.rerank(ce, queries, base, texts, rp.rerank_depth)
-    out: dict[str, Any] = {"report": report, "depth": rp.rerank_depth}
+    out: dict[str, Any] = {"report": report, "depth": rp.rerank_depth, "per_query": {}}
     for key, r in (("bm25", base), ("reranked", run)):
         out[key] = scored(bm25_ties(r) if key == "bm25" else r, coll.qrels, evaluate(r, coll.qrels, rp.ks), n_boot, rp.seed)
-        out[key].pop("per_query")
+        out["per_query"][key] = out[key].pop("per_query")
     res.runs[("rerank", NO_CHUNKING)] = run
+    # Whether reranking pays on this corpus is a difference over the same questions: the two
+    # runs' own intervals overlap even where most questions move one way.
+    d = against_best(out["per_query"], "bm25", n_boot, rp.seed)["reranked"]
+    out["reranked_minus_bm25"] = {PRIMARY: d["delta"], f"{PRIMARY}_ci_low": d["ci_low"], f"{PRIMARY}_ci_high": d["ci_high"]}
+    out["reranked_minus_bm25"]["separable"] = d["separable"]
     trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
-    got = out["reranked"]
+    got, n = out["reranked"], len(out["per_query"]["bm25"])
+    paired = f"{d['delta']:+.3f}" if d["ci_low"] is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+    verdict = (
+        "not separable from BM25 at this number of questions" if not d["separable"]
+        else "it helps on this corpus" if d["delta"] > 0
+        else "it hurts on this corpus: --no-rerank keeps BM25's order (or train it on more judgements, train_reranker.steps)"
+    )  # fmt: skip
     notes.append(
         f"reranker ({trained}): BM25's top {rp.rerank_depth} whole documents reranked, nDCG@10 "
         f"{got[PRIMARY]:.3f} [{got[f'{PRIMARY}_ci_low']:.3f}, {got[f'{PRIMARY}_ci_high']:.3f}] "
-        f"against BM25's {out['bm25'][PRIMARY]:.3f}"
+        f"against BM25's {out['bm25'][PRIMARY]:.3f}: {paired} paired over the same {n} questions, {verdict}"
     )
     return out
 
