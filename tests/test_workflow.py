@@ -171,12 +171,14 @@ def test_every_mean_evaluate_qa_reports_pairs_over_its_scores(tmp_path):
     for method in ("fixed", "recursive"):
         for q in range(12):
             row = {"question_id": f"q{q}", "method": method, **{c: rng.random() for c in qa.HEADLINE}}
-            row.update(declined=float(q == 3), yesno_correct=float(rng.random() > 0.5) if q % 3 else np.nan, context_has_answer=1.0)
+            yesno = float(rng.random() > 0.5) if q % 3 else np.nan  # a third have no yes/no answer
+            row.update(declined=float(q == 3), yesno_correct=yesno, context_has_answer=1.0)
             rows.append(row)
     scores = pd.DataFrame(rows)
     scores.to_csv(tmp_path / "scores.csv", index=False)
     summary = qa.summary(scores, None, 50, 0)
-    means = {f"{m}.{k}": v for m, s in summary.items() for k, v in s.items() if not k.endswith(("_ci_low", "_ci_high", "questions"))}
+    counts = ("_ci_low", "_ci_high", "questions")
+    means = {f"{m}.{k}": v for m, s in summary.items() for k, v in s.items() if not k.endswith(counts)}
     assert {"fixed.yesno_accuracy", "recursive.rouge2_f1"} <= set(means) and len(means) == 2 * (len(qa.HEADLINE) + 3)
     assert_metrics_diff_pairs(tmp_path / "scores.csv", "metrics/qa-bioasq.json", means)
 

@@ -253,10 +253,14 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
     got, n = out["reranked"], len(out["per_query"]["bm25"])
     paired = f"{d['delta']:+.3f}" if d["ci_low"] is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+    hurts = (
+        "it hurts on this corpus: --no-rerank keeps BM25's order (or train longer, train_reranker.steps, "
+        "or name a ready cross-encoder, train_reranker.model)"
+    )
     verdict = (
         "not separable from BM25 at this number of questions" if not d["separable"]
         else "it helps on this corpus" if d["delta"] > 0
-        else "it hurts on this corpus: --no-rerank keeps BM25's order (or train it on more judgements, train_reranker.steps)"
+        else hurts
     )  # fmt: skip
     notes.append(
         f"reranker ({trained}): BM25's top {rp.rerank_depth} whole documents reranked, nDCG@10 "
