@@ -70,8 +70,10 @@ PRIMARY: tuple[tuple[str, str], ...] = (
     (r"(bm25|dense|hybrid)\.none\.ndcg@10", "nDCG@10 ({1}, whole documents)"),
     (r"([^.]+)\.cut_answer_share", "cut-answer share ({1})"),
     (r"([^.]+)\.rouge2_f1", "ROUGE-2 F1 ({1})"),
+    (r"([^.]+)\.yesno_accuracy", "yes/no accuracy ({1})"),  # evaluate_qa: BioASQ's measure of its yes/no questions
     (r"([^.]+\.)?f1", "F1"),
     (r"retrieval\.hybrid\.([^.]+)\.ndcg@10", "nDCG@10 (hybrid, {1})"),  # compare, per chunk method
+    (r"rerank\.reranked\.ndcg@10", "nDCG@10 (BM25, reranked)"),  # compare, where the corpus trains a reranker
 )
 
 

@@ -20,7 +20,7 @@ from biochunk.errors import UserError
 from biochunk.evaluation.corpus_compare import answer_hits, load, section_of
 from biochunk.evaluation.corpus_report import use_snippet
 from biochunk.io import ANSWERS, CORPUS, DOCUMENTS, QRELS, QUERIES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, metrics_diff_module
 
 EXAMPLE = ROOT / "docs" / "example-corpus"
 
@@ -299,6 +299,12 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     assert d["ndcg@10"] == pytest.approx((per["reranked"] - per["bm25"]).mean(), abs=1e-12)
     assert d["ndcg@10_ci_low"] <= d["ndcg@10"] <= d["ndcg@10_ci_high"] and d["separable"] in (True, False)
     assert "per_query" not in c.rerank
+    # The PR table pairs a change of the reranked nDCG@10 (a primary metric) over these items.
+    md = metrics_diff_module()
+    v = c.rerank["reranked"]["ndcg@10"]
+    diff = {"metrics/compare-x.json": {"rerank.reranked.ndcg@10": {"old": v, "new": v}}}
+    (row,) = md.primary_rows(diff, {"metrics/compare-x.json": (c.items, c.items)})
+    assert row["metric"] == "nDCG@10 (BM25, reranked)" and row["paired"] and row["ci"] == (0.0, 0.0)
     # A rerun may replace an items file holding reranked scores, and nothing else's.
     c.items.to_parquet(tmp_path / "items.parquet", index=False)
     assert _script()._compare_items(tmp_path / "items.parquet")

@@ -181,6 +181,15 @@ def test_every_mean_evaluate_qa_reports_pairs_over_its_scores(tmp_path):
     means = {f"{m}.{k}": v for m, s in summary.items() for k, v in s.items() if not k.endswith(counts)}
     assert {"fixed.yesno_accuracy", "recursive.rouge2_f1"} <= set(means) and len(means) == 2 * (len(qa.HEADLINE) + 3)
     assert_metrics_diff_pairs(tmp_path / "scores.csv", "metrics/qa-bioasq.json", means)
+    # ... and the PR table shows a moved yes/no accuracy with that paired interval.
+    md = metrics_diff_module()
+    items = md.items_at("scores.csv", None, tmp_path)
+    old = means["fixed.yesno_accuracy"]
+    diff = {"metrics/qa-bioasq.json": {"fixed.yesno_accuracy": {"old": old, "new": old + 0.1}}}
+    flags = items[items["metric"] == "fixed.yesno_accuracy"].assign(value=lambda x: x["value"] + 0.1)
+    head = pd.concat([items[items["metric"] != "fixed.yesno_accuracy"], flags])
+    (row,) = md.primary_rows(diff, {"metrics/qa-bioasq.json": (items, head)})
+    assert row["metric"] == "yes/no accuracy (fixed)" and row["paired"] and row["ci"] == pytest.approx((0.1, 0.1))
 
 
 def test_the_primary_table_lists_what_moved_and_folds_the_rest():

@@ -122,8 +122,9 @@ class Comparison:
     rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where there are train judgements
     window: dict[str, Any] = field(default_factory=dict)  # the encoder's window and the chunks over it (``window_check``)
     # ITEM_SCORES: each judged question's tie-aware nDCG@10 per retriever and method, the metric
-    # named by its key in ``metrics`` (``retrieval.<retriever>.<method>.ndcg@10``), whose mean
-    # it is: a paired difference between two runs (scripts/metrics_diff.py) is recomputed from it.
+    # named by its key in ``metrics`` (``retrieval.<retriever>.<method>.ndcg@10``, and
+    # ``rerank.bm25|reranked.ndcg@10`` where a reranker ran), whose mean it is: a paired
+    # difference between two runs (scripts/metrics_diff.py) is recomputed from it.
     items: pd.DataFrame | None = None
 
 
@@ -258,7 +259,8 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
         "or name a ready cross-encoder, train_reranker.model)"
     )
     verdict = (
-        "not separable from BM25 at this number of questions" if not d["separable"]
+        "no interval without resamples (--bootstrap 0)" if d["separable"] is None
+        else "not separable from BM25 at this number of questions" if not d["separable"]
         else "it helps on this corpus" if d["delta"] > 0
         else hurts
     )  # fmt: skip
