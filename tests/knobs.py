@@ -799,8 +799,9 @@ class Zygote:
 _ZYGOTES: dict[Path, Zygote] = {}
 
 
-def _stage(cmd: list, cwd: Path, env: dict) -> None:
-    """Run a stage script (``cmd``: the script, then its arguments) in the copy ``cwd``."""
+def run_stage(cmd: list, cwd: Path, env: dict) -> None:
+    """Run a stage script (``cmd``: the script, then its arguments) in the copy ``cwd``, in a
+    fork of the copy's zygote (started at its first run; ``close_zygote`` ends it)."""
     if cwd not in _ZYGOTES:
         _ZYGOTES[cwd] = Zygote(cwd, env)
     argv = [str(c) for c in cmd]
@@ -808,7 +809,13 @@ def _stage(cmd: list, cwd: Path, env: dict) -> None:
     assert code == 0, f"python {' '.join(argv)} failed ({code}):\n{output[-6000:]}"
 
 
-def _models(dest: Path) -> dict[str, str]:
+def close_zygote(cwd: Path) -> None:
+    """End the zygote of the copy ``cwd``, if it has one."""
+    if cwd in _ZYGOTES:
+        _ZYGOTES.pop(cwd).close()
+
+
+def local_models(dest: Path) -> dict[str, str]:
     """Local model folders: MiniLM without its first layer, two tiny random Llamas with SmolLM2's tokenizer."""
     code = f"""
 import importlib.metadata as md, json, shutil
@@ -855,7 +862,7 @@ def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
     base = tmp_path_factory.mktemp("knobs")
     dest, env = copy_repo(base / "repo", REFERENCE)
     _sh(["dvc", "repro", target], dest, env)
-    models = _models(base / "models")
+    models = local_models(base / "models")
     train = pd.read_parquet(dest / "data/interim/embedded/train.parquet")
     ids = list(dict.fromkeys(train["id"]))
     first = train.drop_duplicates("id").set_index("id")
@@ -1061,38 +1068,40 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
     if stage in PAPER_STAGES:
         return _run_paper(stage, dest, env, models, changes, out, upstream, pf)
     if stage == "chunk":
-        _stage(["stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf], dest, env)
+        chunk = ["stages/chunk.py", "--dataset", "embedded", "--train", f"knob-train-{kind}.parquet", "--out", out / "o", *pf]
+        run_stage(chunk, dest, env)
         return [out / "o" / "chunks.parquet"]
     if stage == "chunk_docs":
-        _stage(
+        run_stage(
             ["stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
              "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "chunks.parquet", out / "m.json"]
     if stage == "classify":
-        _stage(
+        run_stage(
             ["stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",
              "--metrics", out / "m.json", "--items", out / "items.parquet", "--plots", out / "plots", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "o" / "predictions.parquet", out / "o" / "chunks.parquet", out / "m.json", out / "items.parquet"]
     if stage == "train_reranker":
-        _stage(["stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf], dest, env)
+        train = ["stages/train_reranker.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--out", out / "o", *pf]
+        run_stage(train, dest, env)
         # The saved cross-encoder and its report, less the training's wall time.
         report = json.loads((out / "o" / "report.json").read_text())
         (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "seconds"}, sort_keys=True))
         return [out / "report.json", *sorted(f for f in (out / "o").rglob("*") if f.is_file() and f.name != "report.json")]
     if stage == "retrieve":
         reranker = _reranker(dest, env, models)
-        _stage(
+        run_stage(
             ["stages/retrieve.py", "--dataset", "bioasq", "--data", "knob-bioasq-varied", "--reranker", reranker,
              "--out", out / "o", "--metrics", out / "m.json", "--scores", out / "scores.parquet", "--timing", out / "timing.json", *pf],
             dest, env,
         )  # fmt: skip
         return [out / "o" / "runs.parquet", out / "o" / "contexts.parquet", out / "m.json", out / "scores.parquet"]
     if stage == "compare":
-        _stage(
+        run_stage(
             ["stages/compare.py", "--corpus", "knob-beir", "--out", out / "o", "--metrics", out / "m.json", "--bootstrap", 50,
              "--samples", 1, *pf],
             dest, env,
@@ -1101,16 +1110,16 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         # corpus every method finds each gold document first, so the intervals are [1, 1] whatever the seed.
         return [out / "o" / "chunks.parquet", out / "o" / "runs.parquet", out / "o" / "metrics.json"]
     if stage == "qa_context":
-        _stage(["stages/qa_context.py", "--dataset", "bioasq", "--data", "knob-bioasq", "--out", out / "o", *pf], dest, env)
+        run_stage(["stages/qa_context.py", "--dataset", "bioasq", "--data", "knob-bioasq", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "questions.parquet", out / "o" / "chunks.parquet", out / "o" / "contexts.parquet"]
     if stage == "generate_qa":
         qa = _qa(dest, env, models, upstream)
-        _stage(["stages/generate_qa.py", "--qa", qa, "--out", out / "o", *pf], dest, env)
+        run_stage(["stages/generate_qa.py", "--qa", qa, "--out", out / "o", *pf], dest, env)
         return [out / "o" / "answers.parquet"]
     if stage == "evaluate_qa":
         qa = _qa(dest, env, models, upstream)
         answers = _answers(dest, env, models)
-        _stage(
+        run_stage(
             ["stages/evaluate_qa.py", "--dataset", "bioasq", "--qa", qa, "--answers", answers,
              "--metrics", out / "m.json", "--report", out / "report", "--plots", out / "plots", *pf],
             dest, env,
@@ -1118,22 +1127,22 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         return [out / "m.json", out / "report" / "scores.csv"]
     # The triple branch's later stages read the reference run's chunks, vectors and rankings (rank@embedded).
     if stage == "embed":
-        _stage(["stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
+        run_stage(["stages/embed.py", "--chunks", chunks, "--data", data, "--config", "configs/embedded.yaml", "--out", out / "o", *pf], dest, env)
         return [out / "o" / "vectors.parquet"]
     if stage == "rank":
         # The hybrid setting ranks hybrid chunks: chunked and embedded under it first.
         ch, emb = chunks, "data/embed/embedded"
         if changes.get("chunk.method") == "hybrid":
             ch, emb = _hybrid(dest, env, models)
-        _stage(["stages/rank.py", "--chunks", ch, "--data", data, "--embeddings", emb, "--out", out / "rankings.parquet", *pf], dest, env)
+        run_stage(["stages/rank.py", "--chunks", ch, "--data", data, "--embeddings", emb, "--out", out / "rankings.parquet", *pf], dest, env)
         return [out / "rankings.parquet"]
     rankings = "data/rank/embedded/rankings.parquet"
     if stage == "train_scorer":
-        _stage(["stages/train_scorer.py", "--chunks", chunks, "--data", data, "--rankings", rankings, "--out", out / "o", *pf], dest, env)
+        run_stage(["stages/train_scorer.py", "--chunks", chunks, "--data", data, "--rankings", rankings, "--out", out / "o", *pf], dest, env)
         return [out / "o" / "rescored.parquet"]
     rescored = _scored(dest, env, models)
     if stage == "generate":
-        _stage(
+        run_stage(
             ["stages/generate.py", "--chunks", chunks, "--data", data, "--rankings", rescored,
              "--config", "configs/embedded.yaml", "--out", out / "o", *pf],
             dest, env,
@@ -1141,7 +1150,7 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         return [out / "o" / "predictions.parquet"]
     assert stage == "evaluate"
     predictions = _generated(dest, env, models)
-    _stage(
+    run_stage(
         ["stages/evaluate.py", "--dataset", "embedded", "--data", data, "--chunks", chunks, "--rankings", rankings,
          "--rescored", rescored, "--predictions", predictions, "--metrics", out / "m.json", "--items", out / "items.parquet",
          "--plots", out / "plots", *pf],
@@ -1168,7 +1177,7 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
     if stage in ("report_documents", "report_retrieval"):
         paper = stage.removeprefix("report_")
         datasets = {"documents": ["covidqa", "plos"], "retrieval": ["scifact", "bioasq"]}[paper]
-        _stage(
+        run_stage(
             [f"stages/{stage}.py", "--metrics", ROOT / "metrics/papers" / paper, "--datasets", *datasets,
              "--results", out / "results", *pf],
             dest, env,
@@ -1177,7 +1186,7 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
     if stage == "judge_qa":
         chosen = {k.removeprefix("judge."): models.get(v, v) for k, v in changes.items() if k.startswith("judge.")}
         judge = {**JUDGE_FILE, **chosen}
-        _stage(
+        run_stage(
             ["stages/judge_qa.py", "--qa", _qa(dest, env, models, upstream), "--answers", _answers(dest, env, models),
              "--out", out / "o", "--model", judge["model"], "--quantize", judge["quantize"],
              "--max-new-tokens", judge["max_new_tokens"], "--batch-size", judge["batch_size"]],
@@ -1186,26 +1195,26 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
         return [out / "o" / "ratings.parquet"]  # report.json also holds the decoding's seconds
     if stage == "sample":
         dataset = _paper_file(changes)["sample"]["dataset"]
-        _stage(["stages/sample.py", "--data", f"knob-papers/interim/{dataset}", *pp, "--out", out / "o"], dest, env)
+        run_stage(["stages/sample.py", "--data", f"knob-papers/interim/{dataset}", *pp, "--out", out / "o"], dest, env)
         return _tables(out / "o")
     if stage == "sample_documents":
         # It draws from another sample's folder (clinical: the retrieval sample), here the whole set.
         whole = _upstream(dest, env, models, "sample", {})
-        _stage(["stages/sample_documents.py", "--data", whole, *pp, "--out", out / "o"], dest, env)
+        run_stage(["stages/sample_documents.py", "--data", whole, *pp, "--out", out / "o"], dest, env)
         return _tables(out / "o")
     # The documents are the knob set's whatever sample.dataset names (chunk_corpus reads the name for
     # the chunkers' domain files): the sample is made under the other sample keys.
     drawn = {k: v for k, v in upstream.items() if k.startswith(f"{PAPER}sample.") and k != f"{PAPER}sample.dataset"}
     sampled = _upstream(dest, env, models, "sample", drawn)
     if stage == "embed_units":
-        _stage(["stages/embed_units.py", "--data", sampled, "--out", out / "o", *pf], dest, env)
+        run_stage(["stages/embed_units.py", "--data", sampled, "--out", out / "o", *pf], dest, env)
         return [out / "o" / "vectors.parquet"]  # identity.json names the encoder, which is a param
     if stage == "chunk_corpus":
         # The sentence vectors of embed_units, as the pipelines pass them: made with the run's own
         # embed.* (DVC re-runs embed_units for a change of them too).
         encoder = {k: v for k, v in changes.items() if k.startswith("embed.")}
         units = _upstream(dest, env, models, "embed_units", {**drawn, **encoder})
-        _stage(
+        run_stage(
             ["stages/chunk_corpus.py", "--data", sampled, *pp, "--setting", "knob", "--units", units,
              "--out", out / "chunks.parquet", "--report", out / "report.json", *pf],
             dest, env,
@@ -1213,13 +1222,13 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
         return [out / "chunks.parquet", out / "report.json"]
     chunks = _upstream(dest, env, models, "chunk_corpus", upstream)
     if stage == "search_bm25":
-        _stage(
+        run_stage(
             ["stages/search_bm25.py", "--data", sampled, "--chunks", chunks, *pp, "--out", out / "hits.parquet", *pf], dest, env
         )
         return [out / "hits.parquet"]
     if stage == "search":
         vectors = _upstream(dest, env, models, "embed", upstream)
-        _stage(
+        run_stage(
             ["stages/search.py", "--data", sampled, "--chunks", chunks, "--embeddings", vectors, *pp,
              "--out", out / "hits.parquet", *pf],
             dest, env,
@@ -1227,7 +1236,7 @@ def _run_paper(stage: str, dest: Path, env: dict, models: dict, changes: dict, o
         return [out / "hits.parquet"]
     assert stage == "evaluate_retrieval"
     hits = _upstream(dest, env, models, "search", upstream)
-    _stage(
+    run_stage(
         ["stages/evaluate_retrieval.py", "--data", sampled, "--chunks", chunks, "--hits", hits, *pp,
          "--scores", out / "scores.parquet", "--sizes", out / "sizes.parquet", "--metrics", out / "m.json", *pf],
         dest, env,
@@ -1365,7 +1374,7 @@ def _report_runs(dest: Path, env: dict, models: dict, changes: dict, upstream: d
     questions = sorted(pd.read_csv(scores / "main" / "report" / "scores.csv")["question_id"].astype(str).unique())
     bioasq_stand_ins(out / "data", out / "made", questions)
     results = out / "results"
-    _stage(
+    run_stage(
         ["stages/report_runs.py", "--paper", "bioasq", "--paper-params", out / "paper" / "params.yaml", "--scores", scores,
          "--results", results, *[w for r in bioasq.RUNS for w in ("--runs", out / "data" / r)]],
         dest, env,
@@ -1408,7 +1417,7 @@ def _report(paper: str, dest: Path, env: dict, changes: dict, upstream: dict, ou
     if paper == "clinical":
         clinical_stand_ins(data)
     results = out / "results"
-    _stage(
+    run_stage(
         ["stages/report.py", "--paper", paper, "--paper-params", out / "paper" / "params.yaml", "--scores", scores,
          "--results", results, *args, *pf],
         dest, env,
@@ -1426,7 +1435,7 @@ def _upstream(dest: Path, env: dict, models: dict, stage: str, setting: dict) ->
             chunks = _upstream(dest, env, models, "chunk_corpus", setting)
             folder.mkdir()
             (folder / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, setting)))
-            _stage(["stages/embed.py", "--chunks", chunks, "--out", folder / "o", "--params", folder / "params.yaml"], dest, env)
+            run_stage(["stages/embed.py", "--chunks", chunks, "--out", folder / "o", "--params", folder / "params.yaml"], dest, env)
             return str(folder / "o")
         written = _run(stage, dest, env, models, setting, folder)
         return str(written[0].parent if stage in ("sample", "embed_units") else written[0])
@@ -1438,8 +1447,8 @@ _MEMO: dict[tuple[Path, str], Any] = {}
 
 
 def _once(dest: Path, key: str, make):
-    """``make()``, once per repository copy (a worker process runs several knob modules, each
-    with its own copy) and ``key``."""
+    """``make()``, once per repository copy and ``key`` (the copy is shared by the knob
+    modules a worker process runs: ``shared_repo``)."""
     if (dest, key) not in _MEMO:
         _MEMO[dest, key] = make()
     return _MEMO[dest, key]
@@ -1451,8 +1460,8 @@ def _hybrid(dest: Path, env: dict, models: dict) -> tuple[str, str]:
         out.mkdir()
         (out / "params.yaml").write_text(yaml.safe_dump(_params(dest, models, HYBRID)))
         pf = ["--params", out / "params.yaml"]
-        _stage(["stages/chunk.py", "--dataset", "embedded", "--train", "data/interim/embedded/train.parquet", "--out", out / "chunks", *pf], dest, env)
-        _stage(
+        run_stage(["stages/chunk.py", "--dataset", "embedded", "--train", "data/interim/embedded/train.parquet", "--out", out / "chunks", *pf], dest, env)
+        run_stage(
             ["stages/embed.py", "--chunks", out / "chunks/chunks.parquet", "--data", "data/interim/embedded",
              "--config", "configs/embedded.yaml", "--out", out / "embed", *pf],
             dest, env,
@@ -1571,7 +1580,29 @@ BRANCHES = {
 # The DVC target each branch's repository copy is run up to: the triple branch's later stages
 # read the reference run's chunks, vectors and rankings; the others, only the embedded
 # sentences that the knob data are made of.
-TARGETS = {"triple": "rank@embedded"}
+BASE_TARGET = "convert@embedded"  # what every branch reads: the embedded data's splits
+TARGETS = {"triple": "rank@embedded"}  # the triple branch's later stages read chunks, vectors and rankings too
+_SHARED: list[tuple[Path, dict, dict]] = []  # this worker process's copy
+
+
+def shared_repo(tmp_path_factory, config: pytest.Config, target: str) -> tuple[Path, dict, dict]:
+    """The knob modules' repository copy: one per worker process, not one per module.
+
+    Building a copy (DVC runs, model folders, knob data) and starting its zygote cost a minute
+    of a loaded CI worker, and each worker runs several knob modules one after the other. They
+    can share one: a run writes only into its own folder (a test's ``tmp_path``, or a
+    ``knob-*`` folder made once per key through ``_once``), so what one module leaves cannot
+    reach another's runs, and a reference run one module made is the one another would make.
+    The copy is built up to ``BASE_TARGET``; a branch that reads later outputs runs DVC up to
+    its ``target`` in it, once."""
+    if not _SHARED:
+        _SHARED.append(build_repo(tmp_path_factory, BASE_TARGET))
+        dest = _SHARED[0][0]
+        config.add_cleanup(lambda: close_zygote(dest))
+    dest, env, models = _SHARED[0]
+    if target != BASE_TARGET:
+        _once(dest, f"repro|{target}", lambda: _sh(["dvc", "repro", target], dest, env))
+    return dest, env, models
 
 
 def branch_tests(branch: str) -> tuple:
@@ -1579,11 +1610,8 @@ def branch_tests(branch: str) -> tuple:
     what the stage writes; every execution param of them leaves it as it was."""
 
     @pytest.fixture(scope="module")
-    def repo(tmp_path_factory):
-        dest, env, models = build_repo(tmp_path_factory, TARGETS.get(branch, "convert@embedded"))
-        yield dest, env, models
-        if dest in _ZYGOTES:
-            _ZYGOTES.pop(dest).close()
+    def repo(tmp_path_factory, request):
+        return shared_repo(tmp_path_factory, request.config, TARGETS.get(branch, BASE_TARGET))
 
     @pytest.mark.slow
     @pytest.mark.parametrize(**cases(*BRANCHES[branch]))

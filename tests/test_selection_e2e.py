@@ -1,6 +1,10 @@
 """rank.selection reaches the generator: on the embedded data with hybrid chunks, bias, mixed
 and cosine pass different chunks on, and the generate stage's prompts differ exactly where
-the chunks the generator reads differ (issue 13)."""
+the chunks the generator reads differ (issue 13).
+
+Only the prompts are compared, so the generator is a tiny random Llama with SmolLM2's tokenizer
+(tests/knobs.py's ``local_models``). The embedded SmolLM2 ships as a GGUF file, which
+transformers parses three times on every load: about half of each of the three generate runs."""
 
 import subprocess
 from pathlib import Path
@@ -9,7 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import ROOT, copy_repo
+from tests.conftest import copy_repo
+from tests.knobs import LLAMA_A, close_zygote, local_models, run_stage
 
 pytestmark = pytest.mark.slow
 
@@ -29,35 +34,44 @@ def _sh(cmd, cwd, env):
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> tuple[Path, dict]:
     """A copy with hybrid chunks, embedded: download, convert, chunk, embed run once for all tests."""
-    dest, env = copy_repo(tmp_path_factory.mktemp("selection") / "repo", SETUP)
+    base = tmp_path_factory.mktemp("selection")
+    llama = local_models(base / "models")[LLAMA_A]
+    dest, env = copy_repo(base / "repo", {**SETUP, "generate": {**SETUP["generate"], "model": llama}})
     _sh(["dvc", "repro", "embed@embedded"], dest, env)
     return dest, env
 
 
 @pytest.fixture(scope="module")
 def runs(repo) -> dict[str, dict[str, pd.DataFrame]]:
+    """rank, train_scorer and generate under each selection. The nine runs are forks of one
+    process that has imported what the stages import (tests/zygote.py): each is still the
+    script's ``__main__`` in a fresh process, without paying the imports nine times."""
     dest, env = repo
     base = yaml.safe_load((dest / "params.yaml").read_text())
     data, chunks = "data/interim/embedded", "data/chunks/embedded/chunks.parquet"
     out: dict[str, dict[str, pd.DataFrame]] = {}
-    for sel in SELECTIONS:
-        run = dest / "runs" / sel
-        run.mkdir(parents=True)
-        pfile = run / "params.yaml"
-        pfile.write_text(yaml.safe_dump({**base, "rank": {**base["rank"], "selection": sel}}))
-        common = ["--chunks", chunks, "--data", data, "--params", str(pfile)]
-        _sh(["python", "stages/rank.py", *common, "--embeddings", "data/embed/embedded", "--out", run / "rankings.parquet"], dest, env)
-        _sh(["python", "stages/train_scorer.py", *common, "--rankings", run / "rankings.parquet", "--out", run / "scorer"], dest, env)
-        _sh(
-            ["python", "stages/generate.py", *common, "--rankings", run / "scorer" / "rescored.parquet",
-             "--config", "configs/embedded.yaml", "--out", run / "generate"],
-            dest, env,
-        )  # fmt: skip
-        out[sel] = {
-            "rankings": pd.read_parquet(run / "rankings.parquet"),
-            "rescored": pd.read_parquet(run / "scorer" / "rescored.parquet"),
-            "predictions": pd.read_parquet(run / "generate" / "predictions.parquet"),
-        }
+    try:
+        for sel in SELECTIONS:
+            run = dest / "runs" / sel
+            run.mkdir(parents=True)
+            pfile = run / "params.yaml"
+            pfile.write_text(yaml.safe_dump({**base, "rank": {**base["rank"], "selection": sel}}))
+            common = ["--chunks", chunks, "--data", data, "--params", pfile]
+            rankings = run / "rankings.parquet"
+            run_stage(["stages/rank.py", *common, "--embeddings", "data/embed/embedded", "--out", rankings], dest, env)
+            run_stage(["stages/train_scorer.py", *common, "--rankings", rankings, "--out", run / "scorer"], dest, env)
+            run_stage(
+                ["stages/generate.py", *common, "--rankings", run / "scorer" / "rescored.parquet",
+                 "--config", "configs/embedded.yaml", "--out", run / "generate"],
+                dest, env,
+            )  # fmt: skip
+            out[sel] = {
+                "rankings": pd.read_parquet(run / "rankings.parquet"),
+                "rescored": pd.read_parquet(run / "scorer" / "rescored.parquet"),
+                "predictions": pd.read_parquet(run / "generate" / "predictions.parquet"),
+            }
+    finally:
+        close_zygote(dest)
     return out
 
 
