@@ -855,8 +855,7 @@ for name, seed in (("llama-a", 1), ("llama-b", 2)):
 
 def build_repo(tmp_path_factory, target: str) -> tuple[Path, dict, dict]:
     """A copy of the repository with the embedded data run through DVC up to ``target``
-    (convert@embedded for the branches that read only the knob data, rank@embedded for the
-    triple branch's later stages), the model folders and the knob data sets."""
+    (``shared_repo`` builds it to ``BASE_TARGET``), the model folders and the knob data sets."""
     from biochunk.io import DOCUMENTS, write_table
 
     base = tmp_path_factory.mktemp("knobs")
