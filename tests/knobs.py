@@ -1576,11 +1576,11 @@ BRANCHES = {
     "compare": ("compare",),
     "papers": PAPER_STAGES,
 }
-# The DVC target each branch's repository copy is run up to: the triple branch's later stages
-# read the reference run's chunks, vectors and rankings; the others, only the embedded
-# sentences that the knob data are made of.
-BASE_TARGET = "convert@embedded"  # what every branch reads: the embedded data's splits
-TARGETS = {"triple": "rank@embedded"}  # the triple branch's later stages read chunks, vectors and rankings too
+# The DVC target the shared copy is run up to for a branch: every branch reads the embedded
+# sentences that the knob data are made of; the triple branch's later stages also read the
+# reference run's chunks, vectors and rankings.
+BASE_TARGET = "convert@embedded"
+TARGETS = {"triple": "rank@embedded"}
 _SHARED: list[tuple[Path, dict, dict]] = []  # this worker process's copy
 
 
