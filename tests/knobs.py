@@ -784,12 +784,22 @@ class Zygote:
 
     def run(self, argv: list[str], cwd: Path) -> tuple[int, str]:
         """The exit status and output of ``python argv[0] argv[1:]`` in ``cwd``."""
+        code, output, _ = self._request(argv, cwd, split=False)
+        return code, output
+
+    def run_split(self, argv: list[str], cwd: Path) -> tuple[int, str, str]:
+        """The exit status, stdout and stderr of ``python argv[0] argv[1:]`` in ``cwd``."""
+        return self._request(argv, cwd, split=True)
+
+    def _request(self, argv: list[str], cwd: Path, split: bool) -> tuple[int, str, str]:
         with tempfile.TemporaryDirectory() as tmp:
-            log = Path(tmp) / "log"
-            self.proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "log": str(log)}) + "\n")
+            log, err = Path(tmp) / "log", Path(tmp) / "err"
+            request = {"argv": argv, "cwd": str(cwd), "log": str(log), **({"err": str(err)} if split else {})}
+            self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             code = self._reply()
-            return code, log.read_text() if log.exists() else ""
+            read = lambda p: p.read_text() if p.exists() else ""  # noqa: E731
+            return code, read(log), read(err)
 
     def close(self) -> None:
         self.proc.stdin.close()

@@ -6,14 +6,13 @@ and counted, datasets without training judgements) assert exit 0 and their repor
 Most run the stage's main in-process; a few run the real command line end to end.
 """
 
-import os
-import subprocess
 import sys
 
 import pytest
 
 from benchmarks.bad_inputs import CASES, prepare, run_case, score
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 
 def _expected(case) -> str:
@@ -53,10 +52,9 @@ THROUGH_THE_CLI = [
 def test_bad_input_through_the_command_line(case_id, tmp_path):
     (case,) = [c for c in CASES if c.id == case_id]
     argv = prepare(case, tmp_path / case.id)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # A case whose bug would empty the working directory runs in its own folder (Case.cwd).
     cwd = ROOT if case.cwd == "root" else tmp_path / case.id
-    r = subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True)
+    r = run_python([sys.executable, *argv], cwd)
     outcome = score(case, tmp_path / case.id, r.returncode, r.stderr)
     assert outcome.kind == _expected(case), f"{outcome.kind}: {outcome.detail}\n{r.stderr[-3000:]}"
     if case.expect != "ok":

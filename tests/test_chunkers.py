@@ -41,6 +41,7 @@ from biochunk.params import ChunkParams
 from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header
 from biochunk.text.segment import clause_spans, sentence_spans
+from tests.forked import run_python
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 SEMANTIC = ["adaptive", "percentile", "stddev", "interquartile", "gradient", "structural"]
@@ -1109,7 +1110,6 @@ def test_chunk_docs_defaults_run_every_family() -> None:
 
 
 def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
-    import subprocess
     import sys
 
     import pandas as pd
@@ -1125,10 +1125,9 @@ def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
     answers = pd.DataFrame({"question_id": ["q"], "doc_id": ["a"], "question": ["How many?"], "answer_text": ["412 adults"], "start": [i], "end": [i + 10]})
     write_table(answers, data / "answers.parquet", ANSWERS)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"chunk_docs": {"methods": ["recursive", "fixed"]}}))
-    r = subprocess.run(
+    r = run_python(
         [sys.executable, str(root / "stages" / "chunk_docs.py"), "--dataset", "toy", "--data", str(data), "--out", "out/chunks.parquet",
-         "--metrics", "m.json", "--timing", "t.json", "--plots", "plots", "--params", "params.yaml"],
-        capture_output=True, text=True, cwd=tmp_path,
+         "--metrics", "m.json", "--timing", "t.json", "--plots", "plots", "--params", "params.yaml"], tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     metrics = json.loads((tmp_path / "m.json").read_text())
@@ -1140,7 +1139,7 @@ def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
     assert set(timing) == set(metrics) and timing["fixed"]["seconds"] >= 0 and "encoder_load_seconds" in timing["corpus"]
     assert not any(k in values for values in metrics.values() for k in ("seconds", "mb_per_s", "chunks_per_s", "encoder_load_seconds"))
     first = (tmp_path / "m.json").read_bytes()
-    again = subprocess.run(r.args, capture_output=True, text=True, cwd=tmp_path)
+    again = run_python(r.args, tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]
     assert (tmp_path / "m.json").read_bytes() == first
     chunks = pd.read_parquet(tmp_path / "out" / "chunks.parquet")

@@ -22,6 +22,7 @@ from biochunk.evaluation import judge
 from biochunk.generation.model import LoadedLM
 from biochunk.io import QA_ANSWERS, QA_SAMPLE, read_json, read_table, write_table
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 PAPER = ROOT.parent / "shared" / "papers" / "001_88a13a60ea369314.txt"
 CLINICAL = ROOT / "experiments" / "clinical"
@@ -207,7 +208,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_bad_judge_settings_end_in_one_line_before_any_work(tmp_path, extra, needle):
     qa, ans = _inputs(tmp_path, ["fixed", "adaptive"], ANSWERS)
     args = ["--qa", str(qa), "--answers", str(ans), "--out", str(tmp_path / "out"), "--model", "smollm2-135m", *extra]
-    r = _run(*args)
+    r = run_python([sys.executable, str(ROOT / "stages" / "judge_qa.py"), *args], ROOT)
     lines = [x for x in r.stderr.splitlines() if x.strip() and not x.startswith("usage")]
     assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr
     assert not (tmp_path / "out").exists()

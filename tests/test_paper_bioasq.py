@@ -24,6 +24,7 @@ from biochunk.evaluation.reports import bioasq
 from biochunk.retrieval.contexts import arms
 from tests.conftest import ROOT
 from tests.knobs import bioasq_stand_ins
+from tests.forked import run_python
 
 BIOASQ = ROOT / "experiments" / "bioasq"
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -42,9 +43,7 @@ def _load(name: str) -> dict:
 
 
 def _stage(script: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "stages" / script), *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    return run_python([sys.executable, str(ROOT / "stages" / script), *args], ROOT)
 
 
 # -- params ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from biochunk.retrieval import collection
 from biochunk.retrieval.draws import documents_first
 from tests.conftest import ROOT
 from tests.knobs import clinical_stand_ins, item_scores
+from tests.forked import run_python
 
 CLINICAL = ROOT / "experiments" / "clinical"
 RESULTS = ROOT / "docs" / "results" / "data"
@@ -67,9 +68,7 @@ def _toy_sample(tmp_path: Path) -> Path:
 
 
 def _stage(script: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "stages" / script), *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    return run_python([sys.executable, str(ROOT / "stages" / script), *args], ROOT)
 
 
 def _one_line(r: subprocess.CompletedProcess, needle: str) -> None:

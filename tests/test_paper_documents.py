@@ -4,7 +4,6 @@ tracked chunk_docs metrics, cell for cell, and its report reads nothing else."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from biochunk.errors import UserError
 from biochunk.evaluation.papers import to_json
 from biochunk.evaluation.reports import documents
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 METRICS = ROOT / "metrics" / "papers" / "documents"
 DATASETS = ["covidqa", "plos"]
@@ -76,10 +76,9 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "long-documents.md").write_text("# Page\n\nProse kept.\n\n<!-- paper-table:toy:start -->\nOLD-TABLE\n<!-- paper-table:toy:end -->\n")
-    r = subprocess.run(
+    r = run_python(
         [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "toy",
-         "--results", str(results), "--params", str(tmp_path / "params.yaml")],
-        capture_output=True, text=True, cwd=tmp_path,
+         "--results", str(results), "--params", str(tmp_path / "params.yaml")], tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     page = (results / "long-documents.md").read_text()
@@ -88,12 +87,11 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     assert json.loads((results / "data" / "long-documents-toy.json").read_text())["section"] == "toy"
     figure = (results / documents.FIGURE).read_bytes()
     assert figure.startswith(b"\x89PNG") and len(figure) > 5000
-    again = subprocess.run(r.args, capture_output=True, text=True, cwd=tmp_path)
+    again = run_python(r.args, tmp_path)
     assert again.returncode == 0 and (results / documents.FIGURE).read_bytes() == figure, "the figure must reproduce byte for byte"
-    bad = subprocess.run(
+    bad = run_python(
         [sys.executable, str(ROOT / "stages" / "report_documents.py"), "--metrics", str(metrics), "--datasets", "nope",
-         "--results", str(results), "--params", str(tmp_path / "params.yaml")],
-        capture_output=True, text=True, cwd=tmp_path,
+         "--results", str(results), "--params", str(tmp_path / "params.yaml")], tmp_path,
     )  # fmt: skip
     lines = [x for x in bad.stderr.splitlines() if x.strip()]
     assert bad.returncode != 0 and len(lines) == 1 and "nope.json" in lines[0], bad.stderr

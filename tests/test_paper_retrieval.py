@@ -5,7 +5,6 @@ fills method by method, and its report reads nothing else."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import numpy as np
@@ -19,6 +18,7 @@ from biochunk.evaluation.reports import retrieval
 from biochunk.evaluation.stats import bootstrap_ci
 from biochunk.io import ITEM_SCORES, write_table
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 METRICS = ROOT / "metrics" / "papers" / "retrieval"
 DATASETS = ["scifact", "bioasq"]  # the report's --datasets in experiments/retrieval/dvc.yaml
@@ -173,7 +173,7 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
         sys.executable, str(ROOT / "stages" / "report_retrieval.py"), "--metrics", str(metrics), "--datasets", "toy",
         "--results", str(results), "--params", str(tmp_path / "params.yaml"),
     ]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    r = run_python(cmd, tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     page = (results / "retrieval.md").read_text()
     assert page.startswith("# Page\n\nProse kept.\n") and "OLD-TABLE" not in page
@@ -181,9 +181,9 @@ def test_the_report_stage_renders_into_the_page_and_keeps_its_prose(tmp_path):
     assert json.loads((results / "data" / "retrieval-toy.json").read_text())["section"] == "toy"
     figure = (results / retrieval.FIGURE).read_bytes()
     assert figure.startswith(b"\x89PNG") and len(figure) > 5000
-    again = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    again = run_python(cmd, tmp_path)
     assert again.returncode == 0 and (results / retrieval.FIGURE).read_bytes() == figure, "the figure must reproduce byte for byte"
-    bad = subprocess.run([*cmd[:5], "nope", *cmd[6:]], capture_output=True, text=True, cwd=tmp_path)
+    bad = run_python([*cmd[:5], "nope", *cmd[6:]], tmp_path)
     lines = [x for x in bad.stderr.splitlines() if x.strip()]
     assert bad.returncode != 0 and len(lines) == 1 and "no none run in" in lines[0], bad.stderr
 

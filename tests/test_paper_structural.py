@@ -3,11 +3,11 @@ report judges the uncapped (`-nocap`) settings among themselves, on made-up scor
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.forked import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "experiments" / "structural" / "params.yaml"
@@ -24,10 +24,7 @@ PAPER = ROOT / "experiments" / "structural" / "params.yaml"
 )
 def test_bad_arguments_end_in_one_error_line(tmp_path, stage, args, needle) -> None:
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    r = subprocess.run(
-        [sys.executable, str(ROOT / "stages" / stage), *argv, "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+    r = run_python([sys.executable, str(ROOT / "stages" / stage), *argv, "--out", str(tmp_path / "out")], ROOT)
     assert r.returncode == 2, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and needle in lines[0], r.stderr

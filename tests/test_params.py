@@ -1,5 +1,4 @@
 import dataclasses
-import subprocess
 import sys
 
 import pytest
@@ -8,6 +7,7 @@ import yaml
 from biochunk import params
 from biochunk.errors import UserError
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 
 def test_repository_params_are_valid():
@@ -52,10 +52,7 @@ def test_nullable_and_defaults():
 def _run_stage(tmp_path, script, *args, params_text):
     pfile = tmp_path / "params.yaml"
     pfile.write_text(params_text)
-    return subprocess.run(
-        [sys.executable, str(ROOT / "stages" / script), *args, "--params", str(pfile)],
-        capture_output=True, text=True, cwd=tmp_path,
-    )
+    return run_python([sys.executable, str(ROOT / "stages" / script), *args, "--params", str(pfile)], tmp_path)
 
 
 def test_stage_reports_bad_param_in_one_line(tmp_path):

@@ -15,6 +15,7 @@ import yaml
 from biochunk import params
 from biochunk.errors import UserError
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 LOL = '["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'
 # Nine levels of nine aliases: 9**9 (387 million) strings once anything walks the values.
@@ -144,8 +145,11 @@ def test_a_named_gpu_that_is_not_there_is_refused_at_load(tmp_path):
     assert params.load(p)["embed"].device == f"cuda:{count}"
 
 
-def _check(path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "check_params.py"), str(path)], capture_output=True, text=True, timeout=120)
+def _check(path, timeout: int | None = None) -> subprocess.CompletedProcess:
+    """scripts/check_params.py on ``path``; a run that must end within ``timeout`` seconds runs
+    in a process of its own (a zygote's fork cannot be timed out)."""
+    cmd = [sys.executable, str(ROOT / "scripts" / "check_params.py"), str(path)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout) if timeout else run_python(cmd, ROOT)
 
 
 def test_the_pre_check_passes_the_repository_params_file():
@@ -156,7 +160,7 @@ def test_the_pre_check_passes_the_repository_params_file():
 def test_the_pre_check_stops_an_alias_bomb_in_one_line(tmp_path):
     p = tmp_path / "params.yaml"
     p.write_text(ALIAS_BOMB)
-    r = _check(p)
+    r = _check(p, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [f"error: {p}:1: YAML anchors and aliases (&a) are not allowed in a params file (aliases can expand into billions of values); write the value out"]
 

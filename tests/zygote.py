@@ -15,8 +15,8 @@ use, which happens in a child; pyserini starts its JVM when imported, so it is l
 torch loads), and so does this.
 
 Protocol: one JSON request per line on stdin, ``{"argv": [script, *args], "cwd": dir,
-"log": file}``; the child's stdout and stderr go to ``log``; the reply is one line on
-stdout, the exit status. Usage: ``python tests/zygote.py stages/a.py stages/b.py ...``.
+"log": file}``, and optionally ``"err": file``; the child's stdout goes to ``log``, its stderr
+to ``err`` or else to ``log`` too; the reply is one line on stdout, the exit status. Usage: ``python tests/zygote.py stages/a.py stages/b.py ...``.
 """
 
 from __future__ import annotations
@@ -79,10 +79,15 @@ def preload_all(scripts: list[str]) -> None:
 
 
 def _child(request: dict) -> int:
-    fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    # stdout and stderr share the log unless the request names a file for stderr ("err"); stdin
+    # is /dev/null, not the request pipe a run must not read from.
+    out = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if "err" in request else out
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+    for fd in {null, out, err}:
+        os.close(fd)
     os.chdir(request["cwd"])
     script = request["argv"][0]
     sys.argv = list(request["argv"])
