@@ -16,7 +16,8 @@ torch loads), and so does this.
 
 Protocol: one JSON request per line on stdin, ``{"argv": [script, *args], "cwd": dir,
 "log": file}``, and optionally ``"err": file``; the child's stdout goes to ``log``, its stderr
-to ``err`` or else to ``log`` too; the reply is one line on stdout, the exit status. Usage: ``python tests/zygote.py stages/a.py stages/b.py ...``.
+to ``err`` or else to ``log`` too; the reply is one line on stdout, the exit status.
+Usage: ``python tests/zygote.py stages/a.py stages/b.py ...``.
 """
 
 from __future__ import annotations
