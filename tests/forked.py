@@ -6,7 +6,7 @@ Most of a stage's run on a test's small input is its imports (about 3 s of torch
 scipy and the library); the suite runs scores of such short runs, mostly to see a bad input end
 in one line. Each run is still a fresh child with its own ``__main__``, argv, working directory,
 stdout, stderr and exit status (tests/test_zygote.py holds the fork to what a subprocess gives).
-The zygote runs with this process's environment plus the repository on ``PYTHONPATH``; a test
+The zygote runs with this process's environment, offline, with the repository on ``PYTHONPATH``; a test
 that needs another environment, a signal, a timeout or a fresh interpreter (what happens at
 import time) uses ``subprocess`` itself.
 """
@@ -28,7 +28,8 @@ _ZYGOTE: list[tuple[Zygote, dict]] = []
 def zygote() -> tuple[Zygote, dict]:
     """This process's zygote (started at the first call) and the environment it runs with."""
     if not _ZYGOTE:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # Offline as the subprocess runs it replaced were, whatever the user's environment says.
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         _ZYGOTE.append((Zygote(ROOT, env), env))
         # Closing its stdin ends the zygote; it also ends when this process dies, as the pipe closes.
         atexit.register(_ZYGOTE[0][0].close)
