@@ -190,3 +190,25 @@ def test_every_lock_entry_hashes_exactly_the_deps_dvc_yaml_declares(lock):
             continue  # a stage dvc.yaml no longer has: test_paper_* check their own pipelines
         extra = {d["path"] for d in entry.get("deps", [])} - declared[name]
         assert not extra, f"{name}: dvc.lock hashes {sorted(extra)}, which dvc.yaml no longer declares; `dvc repro -f` it"
+
+
+def test_dvc_reads_the_pipelines_with_the_c_parser_and_the_same_values():
+    # Every dvc status / exp run / metrics diff parses all dvc.yaml and dvc.lock files, the
+    # paper pipelines' 1.4 MB of locks included: ~20 s of a 32 s `dvc status` on 2 cores with
+    # ruamel.yaml's pure-Python parser. Its C parser comes only with ruamel.yaml.clib
+    # (requirements.txt); benchmarks/dvc_speed.py has the figures.
+    import ruamel.yaml.main as ruamel_main
+    from dvc.utils.serialize._yaml import parse_yaml
+
+    c_parser = ruamel_main.CParser
+    assert c_parser is not None, "ruamel.yaml.clib is missing: pip install -c constraints.txt -r requirements.txt"
+    for f in (ROOT / "dvc.lock", ROOT / "dvc.yaml", ROOT / "experiments" / "bioasq" / "dvc.lock"):
+        text = f.read_text()
+        fast = parse_yaml(text, str(f))
+        ruamel_main.CParser = None
+        try:
+            pure = parse_yaml(text, str(f))
+        finally:
+            ruamel_main.CParser = c_parser
+        # repr, not ==: 1 == 1.0 == True, and a type is a value too.
+        assert repr(fast) == repr(pure), f"{f.name}: the C and pure-Python parsers read different values"

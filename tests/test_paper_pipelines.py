@@ -20,6 +20,7 @@ from biochunk.evaluation.papers import mean_ci, paired_delta, read_items
 from biochunk.errors import UserError
 from biochunk.evaluation.reports.structural import values
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 DVC = Path(sys.executable).with_name("dvc")
 STRUCTURAL = ROOT / "experiments" / "structural"
@@ -180,7 +181,7 @@ def test_the_default_pipelines_intervals_are_recomputed_from_its_per_input_count
 
 
 def _run(stage: str, *args: str) -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "stages" / stage), *args], cwd=ROOT, capture_output=True, text=True)
+    r = run_python([sys.executable, str(ROOT / "stages" / stage), *args], cwd=ROOT)
     assert r.returncode == 0, f"{stage}: {r.stderr[-2000:]}"
 
 

@@ -4,7 +4,6 @@ answer spans, and the stages end to end on a made-up COVID-QA folder."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from biochunk.evaluation.papers import ALPHA, detectable, holm, mean_ci, p_value
 from biochunk.io import ANSWERS, DOCUMENTS, QA_QUESTIONS, QA_SNIPPETS, write_table
 from biochunk.retrieval import collection
 from tests.conftest import ROOT
+from tests.forked import run_python
 
 SEMCHUNK = ROOT / "experiments" / "semchunk"
 SAMPLE = {"dataset": "covidqa", "max_queries": None, "max_documents": None, "seed": 42, "ks": [1, 2], "bootstrap": 50}
@@ -158,7 +158,7 @@ def test_every_semchunk_interval_is_recomputed_from_the_tracked_per_item_scores(
 
 
 def _run(stage: str, *args: str) -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "stages" / stage), *args], cwd=ROOT, capture_output=True, text=True)
+    r = run_python([sys.executable, str(ROOT / "stages" / stage), *args], cwd=ROOT)
     assert r.returncode == 0, f"{stage}: {r.stderr[-2000:]}"
 
 
