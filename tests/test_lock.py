@@ -194,7 +194,7 @@ def test_every_lock_entry_hashes_exactly_the_deps_dvc_yaml_declares(lock):
 
 def test_dvc_reads_the_pipelines_with_the_c_parser_and_the_same_values():
     # Every dvc status / exp run / metrics diff parses all dvc.yaml and dvc.lock files, the
-X
+    # paper pipelines' 1.4 MB of locks included: about 18 s of a 30 s `dvc status` on 2 cores with
     # ruamel.yaml's pure-Python parser. Its C parser comes only with ruamel.yaml.clib
     # (requirements.txt); benchmarks/dvc_speed.py has the figures.
     import ruamel.yaml.main as ruamel_main
