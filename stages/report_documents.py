@@ -1,6 +1,6 @@
 """Stage report_documents: the long-document chunking tables into docs/results/long-documents.md.
 
-Thin by design: it reads the chunk_docs stages' tracked metrics
+Thin by design: it reads the evaluate_docs stages' tracked metrics
 (``metrics/papers/documents/<dataset>.json``), builds one table per dataset
 (``evaluation.reports.documents``) and writes each between its markers in the page (the prose
 around them is kept) and as JSON beside it, with one figure of the chunk sizes.
@@ -18,7 +18,7 @@ log = logging.getLogger("report_documents")
 
 def main() -> None:
     ap = cli.ArgumentParser(description=__doc__)
-    ap.add_argument("--metrics", required=True, type=Path, help="folder of the chunk_docs metrics, <dataset>.json")
+    ap.add_argument("--metrics", required=True, type=Path, help="folder of the evaluate_docs metrics, <dataset>.json")
     ap.add_argument("--datasets", required=True, nargs="+", help="the datasets, in page order")
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     ap.add_argument("--params", default="params.yaml")

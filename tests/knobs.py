@@ -692,7 +692,7 @@ INERT["report@bioasq"] |= {
 
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
-    "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs",
+    "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs", "evaluate_docs",
     "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "compare",
 )  # fmt: skip
 
@@ -1081,12 +1081,19 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         run_stage(chunk, dest, env)
         return [out / "o" / "chunks.parquet"]
     if stage == "chunk_docs":
+        # The branch's outcome is what evaluate_docs measures of chunk_docs' chunks (it declares
+        # no params of its own: it reads chunk_docs' record), so a knob runs both.
         run_stage(
             ["stages/chunk_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--out", out / "chunks.parquet",
-             "--metrics", out / "m.json", "--timing", out / "timing.json", "--plots", out / "plots", *pf],
+             "--runs", out / "runs.json", "--timing", out / "timing.json", *pf],
             dest, env,
         )  # fmt: skip
-        return [out / "chunks.parquet", out / "m.json"]
+        run_stage(
+            ["stages/evaluate_docs.py", "--dataset", "embedded", "--data", f"knob-docs-{kind}", "--chunks", out / "chunks.parquet",
+             "--runs", out / "runs.json", "--metrics", out / "m.json", "--plots", out / "plots"],
+            dest, env,
+        )  # fmt: skip
+        return [out / "chunks.parquet", out / "runs.json", out / "m.json"]
     if stage == "classify":
         run_stage(
             ["stages/classify.py", "--dataset", "embedded", "--data", "knob-ade", "--out", out / "o",

@@ -1109,27 +1109,44 @@ def test_chunk_docs_defaults_run_every_family() -> None:
     assert params.section("data", data={"data": {"datasets": ["covidqa", "plos"], "triples": [], "documents": ["covidqa", "plos"]}})
 
 
-def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
-    import sys
-
+def _toy_documents(tmp_path: Path) -> Path:
     import pandas as pd
-    import yaml
 
     from biochunk.io import ANSWERS, DOCUMENTS, write_table
 
-    root = Path(__file__).resolve().parents[1]
     data = tmp_path / "interim"
     docs = pd.DataFrame({"doc_id": ["a", "b"], "title": ["A", "B"], "text": [ARTICLE, SMALL], "sections": [[], []], "paragraphs": [[], []]})
     write_table(docs, data / "documents.parquet", DOCUMENTS)
     i = ARTICLE.index("412 adults")
     answers = pd.DataFrame({"question_id": ["q"], "doc_id": ["a"], "question": ["How many?"], "answer_text": ["412 adults"], "start": [i], "end": [i + 10]})
     write_table(answers, data / "answers.parquet", ANSWERS)
+    return data
+
+
+def _docs_stage(tmp_path: Path, script: str, *flags: str):
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    return run_python([sys.executable, str(root / "stages" / script), "--dataset", "toy", *flags], tmp_path)
+
+
+EVALUATE_DOCS = ("--data", "interim", "--chunks", "out/chunks.parquet", "--runs", "out/runs.json", "--metrics", "m.json", "--plots", "plots")
+
+
+def test_chunk_docs_then_evaluate_docs_on_a_toy_dataset(tmp_path) -> None:
+    import pandas as pd
+    import yaml
+
+    _toy_documents(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"chunk_docs": {"methods": ["recursive", "fixed"]}}))
-    r = run_python(
-        [sys.executable, str(root / "stages" / "chunk_docs.py"), "--dataset", "toy", "--data", str(data), "--out", "out/chunks.parquet",
-         "--metrics", "m.json", "--timing", "t.json", "--plots", "plots", "--params", "params.yaml"], tmp_path,
-    )  # fmt: skip
+    chunk = ("--data", "interim", "--out", "out/chunks.parquet", "--runs", "out/runs.json", "--timing", "t.json", "--params", "params.yaml")
+    r = _docs_stage(tmp_path, "chunk_docs.py", *chunk)
     assert r.returncode == 0, r.stderr[-2000:]
+    # What evaluate_docs measures with comes from chunk_docs' record, not from params.
+    record = json.loads((tmp_path / "out" / "runs.json").read_text())
+    assert record == {"documents": 2, "embed_model": "minilm", "methods": [{"counter": "words", "method": "recursive"}, {"counter": "words", "method": "fixed"}]}
+    e = _docs_stage(tmp_path, "evaluate_docs.py", *EVALUATE_DOCS)
+    assert e.returncode == 0, e.stderr[-2000:]
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert set(metrics) == {"recursive", "fixed", "corpus"} and metrics["corpus"]["answers"] == 1
     assert metrics["fixed"]["documents"] == 2 and metrics["fixed"]["tokens_max"] == 5 and 0 <= metrics["fixed"]["cut_answer_share"] <= 1
@@ -1139,14 +1156,44 @@ def test_chunk_docs_stage_on_a_toy_dataset(tmp_path) -> None:
     assert set(timing) == set(metrics) and timing["fixed"]["seconds"] >= 0 and "encoder_load_seconds" in timing["corpus"]
     assert not any(k in values for values in metrics.values() for k in ("seconds", "mb_per_s", "chunks_per_s", "encoder_load_seconds"))
     first = (tmp_path / "m.json").read_bytes()
-    again = run_python(r.args, tmp_path)
+    again = _docs_stage(tmp_path, "chunk_docs.py", *chunk)
     assert again.returncode == 0, again.stderr[-2000:]
+    assert _docs_stage(tmp_path, "evaluate_docs.py", *EVALUATE_DOCS).returncode == 0
     assert (tmp_path / "m.json").read_bytes() == first
     chunks = pd.read_parquet(tmp_path / "out" / "chunks.parquet")
     assert set(chunks["method"]) == {"recursive", "fixed"}
     sizes = pd.read_csv(tmp_path / "plots" / "sizes.csv")
     assert list(sizes.columns) == ["method", "n_tokens"] and len(sizes) == len(chunks)
     assert (tmp_path / "plots" / "sizes.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"documents": 2, "methods": []}, r"out/runs.json: not a chunk_docs --runs file \(KeyError: 'embed_model'\); re-run chunk_docs"),
+        ({"documents": 2, "embed_model": "minilm", "methods": [{"method": "fixed", "counter": "words"}]},
+         r"out/chunks.parquet: chunks of recursive, which out/runs.json does not list; re-run chunk_docs"),
+        ({"documents": 5, "embed_model": "minilm", "methods": [{"method": m, "counter": "words"} for m in ("fixed", "recursive")]},
+         r"out/runs.json: chunk_docs chunked 5 documents, interim has 2; re-run chunk_docs on this dataset"),
+        ({"documents": 1, "embed_model": "minilm", "methods": [{"method": m, "counter": "words"} for m in ("fixed", "recursive")]},
+         r"out/chunks.parquet: chunks of document 'b', not among the 1 of interim that chunk_docs chunked; re-run chunk_docs on this dataset"),
+    ],
+)  # fmt: skip
+def test_evaluate_docs_refuses_chunks_that_its_record_does_not_describe(tmp_path, record, message) -> None:
+    import pandas as pd
+
+    from biochunk.io import CHUNKS, write_table
+
+    _toy_documents(tmp_path)
+    rows = [("a", "fixed", 0, 5), ("b", "recursive", 0, 5)]
+    chunks = pd.DataFrame(
+        [{"doc_id": d, "chunk_id": f"{d}-{m}", "text": "x" * (e - s), "start": s, "end": e, "n_tokens": 1, "method": m, "labels": [], "metadata": "{}"} for d, m, s, e in rows]
+    )  # fmt: skip
+    write_table(chunks, tmp_path / "out" / "chunks.parquet", CHUNKS)
+    (tmp_path / "out" / "runs.json").write_text(json.dumps(record))
+    r = _docs_stage(tmp_path, "evaluate_docs.py", *EVALUATE_DOCS)
+    assert r.returncode != 0 and re.search(message, r.stderr), r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and not (tmp_path / "m.json").exists()
 
 
 # -- proposition chunks and generator headers ----------------------------------------------

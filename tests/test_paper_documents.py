@@ -1,5 +1,5 @@
 """The long-document chunking pipeline (experiments/documents): its page is rendered from the
-tracked chunk_docs metrics, cell for cell, and its report reads nothing else."""
+tracked evaluate_docs metrics, cell for cell, and its report reads nothing else."""
 
 from __future__ import annotations
 
@@ -61,10 +61,10 @@ def test_rows_follow_the_chunking_order_and_cut_answers_show_only_with_answers()
 def test_metrics_without_a_corpus_entry_are_refused_in_one_line():
     body = _metrics()
     del body["corpus"]
-    with pytest.raises(UserError, match=r"metrics of toy: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@toy"):
+    with pytest.raises(UserError, match=r"metrics of toy: no corpus entry; re-run experiments/documents/dvc.yaml:evaluate_docs@toy"):
         documents.table("toy", body, "minilm", ["fixed"])
     # Metrics of other methods than chunk_docs.methods names: stale, refused before rendering.
-    with pytest.raises(UserError, match=r"metrics of toy: methods .*; re-run experiments/documents/dvc.yaml:chunk_docs@toy"):
+    with pytest.raises(UserError, match=r"metrics of toy: methods .*; re-run experiments/documents/dvc.yaml:evaluate_docs@toy"):
         documents.table("toy", _metrics(), "minilm", ["fixed", "semchunk"])
 
 

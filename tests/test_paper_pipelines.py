@@ -114,6 +114,12 @@ def test_a_library_change_makes_exactly_the_tables_that_use_it_stale(tmp_path):
     # Document retrieval fills method by method too.
     ran_r = set(yaml.safe_load((ROOT / "experiments/retrieval/dvc.lock").read_text())["stages"])
     assert {"retrieve@scifact-none", "report"} <= ran_r and not _modified_deps(tmp_path, retrieval) & ran_r
+    # Chunking and its measures are separate stages: an edit to the measures re-runs no chunker.
+    measures = tmp_path / "biochunk/evaluation/chunking.py"
+    original = measures.read_bytes()
+    measures.write_bytes(original + b"\n# an edit\n")
+    assert _modified_deps(tmp_path, documents) == {"evaluate_docs@covidqa", "evaluate_docs@plos"}
+    measures.write_bytes(original)
     with open(tmp_path / "biochunk/chunking/structural.py", "a") as f:
         f.write("\n# an edit\n")
     settings = yaml.safe_load((STRUCTURAL / "params.yaml").read_text())["settings"]

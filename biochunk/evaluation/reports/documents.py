@@ -2,11 +2,11 @@
 
 The tables of docs/results/long-documents.md, built from the tracked metrics of
 ``experiments/documents`` (``metrics/papers/documents/<dataset>.json``, written by
-``stages/chunk_docs.py``): per method the chunk count, the mean size in the method's own unit
-(words, or embedder tokens for ``semchunk``), the size in the embedder's tokens (median, p95,
-max: what ``embed.model`` is given to read), and where the dataset has extractive answers the
-gold answers that no single chunk holds whole. No paper of ``../shared/papers/`` reports these
-distributions, so every paper cell is —.
+``stages/evaluate_docs.py`` from ``chunk_docs``' chunks): per method the chunk count, the mean
+size in the method's own unit (words, or embedder tokens for ``semchunk``), the size in the
+embedder's tokens (median, p95, max: what ``embed.model`` is given to read), and where the
+dataset has extractive answers the gold answers that no single chunk holds whole. No paper of
+``../shared/papers/`` reports these distributions, so every paper cell is —.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def ordered(dataset: str, m: dict[str, Any], methods: Iterable[str]) -> list[str
     if set(methods) != set(m) - {"corpus"}:
         raise UserError(
             f"metrics of {dataset}: methods {sorted(set(m) - {'corpus'})}, chunk_docs.methods {methods}; "
-            f"re-run experiments/documents/dvc.yaml:chunk_docs@{dataset}"
+            f"re-run experiments/documents/dvc.yaml:evaluate_docs@{dataset}"
         )
     return methods
 
@@ -56,9 +56,9 @@ def row(method: str, m: dict[str, Any], answers: int) -> Row:
 
 
 def table(dataset: str, m: dict[str, Any], embed_model: str, methods: Iterable[str]) -> PaperTable:
-    """The table of one dataset's metrics (``chunk_docs``' JSON: method -> metrics, plus ``corpus``)."""
+    """The table of one dataset's metrics (``evaluate_docs``' JSON: method -> metrics, plus ``corpus``)."""
     if "corpus" not in m:
-        raise UserError(f"metrics of {dataset}: no corpus entry; re-run experiments/documents/dvc.yaml:chunk_docs@{dataset}")
+        raise UserError(f"metrics of {dataset}: no corpus entry; re-run experiments/documents/dvc.yaml:evaluate_docs@{dataset}")
     corpus = m["corpus"]
     answers = int(corpus["answers"])
     methods = ordered(dataset, m, methods)
