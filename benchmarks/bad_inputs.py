@@ -295,9 +295,8 @@ CLASSIFY = (
 QA_CONTEXT = ("qa_context.py", ("--dataset", "bioasq", "--data", "{d}/data", "--out", "{d}/qa"), ("qa",))
 CHUNK_DOCS = (
     "chunk_docs.py",
-    ("--dataset", "covidqa", "--data", "{d}/data", "--out", "{d}/c.parquet", "--metrics", "{d}/m.json", "--timing", "{d}/t.json",
-     "--plots", "{d}/plots"),
-    ("c.parquet", "m.json", "t.json", "plots"),
+    ("--dataset", "covidqa", "--data", "{d}/data", "--out", "{d}/c.parquet", "--runs", "{d}/runs.json", "--timing", "{d}/t.json"),
+    ("c.parquet", "runs.json", "t.json"),
 )
 CONVERT = lambda ds: ("convert.py", ("--dataset", ds, "--raw", "{d}/raw", "--out", "{d}/interim"), ("interim",))  # noqa: E731
 DOWNLOAD = lambda ds: ("download.py", ("--dataset", ds, "--out", "{d}/raw"), ("raw",))  # noqa: E731
