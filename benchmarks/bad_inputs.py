@@ -515,6 +515,11 @@ OUTPUT_CASES: list[Case] = [
     case("out-is-corpus", "outputs", compare_stage("--out", "{d}/corpus"), "--out '{d}/corpus' overlaps the corpus", files=safe(), guard=intact()),
     case("out-inside-corpus", "outputs", compare_stage("--out", "{d}/corpus/report"), "overlaps the corpus", files=safe(), guard=intact()),
     case("out-holds-corpus", "outputs", compare_stage("--out", "{d}"), "--out '{d}' overlaps the corpus", files=safe(), guard=intact()),
+    # the DVC branch's halves: convert_local's --out, and compare's --data (convert_local's folder)
+    case("convert-local-out-inside-corpus", "outputs", ("convert_local.py", ("--corpus", "{d}/corpus", "--out", "{d}/corpus/data"), ("corpus/data",)), "--out '{d}/corpus/data' overlaps the corpus", files=safe(), guard=intact()),
+    case("compare-data-not-converted", "outputs", ("compare.py", ("--data", "{d}/corpus", "--out", "{d}/out"), ("out",)), "--data '{d}/corpus': no readable report.json there; name the folder stages/convert_local.py wrote", files=safe(), guard=intact()),
+    case("compare-data-a-benchmark", "outputs", ("compare.py", ("--data", "{d}/interim", "--out", "{d}/out"), ("out",)), "report.json is not a converted local corpus's", files=safe({"interim/report.json": b'{"dataset": "embedded", "task": "triples"}'}), guard=intact()),
+    case("compare-data-out-inside", "outputs", ("compare.py", ("--data", "{d}/corpus", "--out", "{d}/corpus/out"), ("corpus/out",)), "--out '{d}/corpus/out' overlaps --data '{d}/corpus'", files=safe(), guard=intact()),
     case("out-existing-folder", "outputs", compare_stage("--out", "{d}/docs"), "--out '{d}/docs' is an existing folder that compare did not write", files=safe(DOCS), guard=intact(DOCS)),
     case("out-folder-of-another-command", "outputs", compare_stage("--out", "{d}/docs"), "compare did not write", files=safe(OTHER_COMMAND), guard=intact(OTHER_COMMAND)),
     case("out-existing-file", "outputs", compare_stage("--out", "{d}/notes.txt"), "--out '{d}/notes.txt' is an existing file; name a folder", files=safe(NOTES), guard=intact(NOTES)),

@@ -1,9 +1,12 @@
 """Compare every chunk method on your own corpus and write one HTML report (docs/your-corpus.md).
 
     python stages/compare.py --corpus path/to/folder [--out build/compare/<name>]
+    python stages/compare.py --data data/local/<name> [--out ...]   (a corpus convert_local converted)
 
-As a DVC stage (``data.local: {name: path}``) the corpus path is a dependency, so an edited
-document re-runs the comparison, and the metrics land in ``metrics/compare-<name>.json``, each
+As DVC stages (``data.local: {name: path}``), ``convert_local@<name>`` converts the corpus (its
+path a dependency, so an edited document re-runs both) and ``compare@<name>`` reads the
+converted folder (``--data``), so a changed chunk or retrieval param re-runs the comparison
+only. The metrics land in ``metrics/compare-<name>.json``, each
 question's nDCG@10 in ``metrics/compare-<name>-items.parquet`` (``--items``, ITEM_SCORES), so
 ``scripts/metrics_diff.py`` pairs two runs' changes over the same questions.
 
@@ -17,8 +20,9 @@ with nDCG@10 intervals (where there are questions). Chunk settings are ``chunk.*
 Writes, all at once (nothing when the input is bad): ``report.html``, ``metrics.json`` (with each
 method's settings and the sampled questions),
 ``chunks.parquet`` (CHUNKS), ``runs.parquet`` (RUNS, where there are questions), ``data/``
-(the converted corpus with its report.json) and ``.biochunk-output`` (the marker that lets the
-next run replace the folder). Flags and output paths are checked before any work: an ``--out``
+(with ``--corpus``: the converted corpus with its report.json) and ``.biochunk-output`` (the
+marker that lets the next run replace the folder). Flags, output paths and ``--data``'s
+report.json are checked before any work: an ``--out``
 or ``--metrics`` that could destroy what compare did not write (the working directory, the
 repository, the corpus, a folder without the marker, a file compare did not write) is refused.
 """
@@ -64,10 +68,13 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | Non
         if value is not None and value < low:
             hint = " (leave it out for every document)" if flag == "--max-documents" else ""
             raise UserError(f"{flag} {value}: must be at least {low}{hint}")
-    out_arg = args.out if args.out is not None else Path("build/compare") / dataset_name(args.corpus)
+    if args.out is not None:
+        out_arg = args.out
+    else:  # named after the corpus
+        out_arg = Path("build/compare") / (dataset_name(args.corpus) if args.corpus is not None else _converted(args.data)["dataset"])
     # An output over or inside the corpus would replace documents (or add to them); one
     # holding the corpus would delete it with the old output.
-    spare = {"the corpus": args.corpus}
+    spare = {"the corpus": args.corpus} if args.corpus is not None else {"--data": args.data}
     out = check_output(out_arg, "--out", owner=OWNER, directory=True, spare=spare)
     metrics = items = None
     # Neither in --out: that folder is replaced whole, and holds its own metrics.json.
@@ -82,6 +89,18 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | Non
         if items.resolve().is_file() and not _compare_items(items):
             raise UserError(f"--items {args.items!r} is an existing file that compare did not write; name a new .parquet file")
     return out, metrics, items
+
+
+def _converted(data: Path) -> dict[str, Any]:
+    """report.json of a folder that convert_local wrote (dataset, kind, task, notes), or one line naming the fix."""
+    fix = f"name the folder stages/convert_local.py wrote (`python stages/convert_local.py --corpus <path> --out {data}`)"
+    try:
+        report: Any = json.loads((data / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UserError(f"--data {str(data)!r}: no readable report.json there; {fix}") from None
+    if not isinstance(report, dict) or not {"dataset", "kind", "task"} <= report.keys() or report["kind"] not in KINDS:
+        raise UserError(f"--data {str(data)!r}: report.json is not a converted local corpus's (no dataset, kind and task); {fix}")
+    return report
 
 
 def _defined(v: Any) -> bool:
@@ -111,9 +130,11 @@ def _compare_items(path: Path) -> bool:
 
 def main() -> None:
     ap = cli.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", required=True, type=Path, help="folder of documents, BEIR folder, or SQuAD .json file")
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", type=Path, help="folder of documents, BEIR folder, or SQuAD .json file")
+    source.add_argument("--data", type=Path, help="the corpus as stages/convert_local.py converted it (the DVC stage)")
     ap.add_argument("--out", default=None, help="output folder (default: build/compare/<corpus name>)")
-    ap.add_argument("--kind", choices=KINDS, default=None, help="corpus layout (default: told from the path)")
+    ap.add_argument("--kind", choices=KINDS, default=None, help="--corpus's layout (default: told from the path)")
     ap.add_argument("--methods", nargs="+", default=None, help="chunk methods (default: chunk_docs.methods)")
     ap.add_argument("--retrievers", nargs="+", choices=RETRIEVERS, default=list(RETRIEVERS))
     ap.add_argument("--max-documents", type=int, default=None, help="the first n documents only, for a quick look")
@@ -129,7 +150,10 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
+    if args.data is not None and args.kind is not None:
+        ap.error("--kind is --corpus's: convert_local recorded the layout of --data")
     out, metrics_path, items_path = check_flags(args)
+    converted = _converted(args.data) if args.data is not None else None  # what convert_local's run returned
     cp = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
@@ -161,9 +185,12 @@ def main() -> None:
     # A scratch folder tagged with this process: a run killed with SIGKILL leaves it behind
     # and the next run removes it (``scratch_dir``).
     with scratch_dir("compare-") as work:
-        data = work / "data"
-        # Bad input stops here, before any output; convert.skip_malformed skips and counts it instead.
-        info = convert_local(args.corpus, data, args.kind, skip_malformed=vp.skip_malformed)
+        if args.corpus is not None:
+            data = work / "data"
+            # Bad input stops here, before any output; convert.skip_malformed skips and counts it instead.
+            info = convert_local(args.corpus, data, args.kind, skip_malformed=vp.skip_malformed)
+        else:  # the convert_local stage did the above
+            data, info = args.data, converted
         corpus = compare.load(data, info["task"], args.max_documents)
         corpus.notes[:0] = info.get("notes", [])  # what the conversion did not read, on the page too
         log.info(
@@ -193,7 +220,8 @@ def main() -> None:
             timing["rerank"] = {"seconds": report.pop("seconds")}
         with atomic_path(out, owner=OWNER) as tmp:
             tmp.mkdir(parents=True)
-            shutil.copytree(data, tmp / "data")
+            if args.corpus is not None:  # --data is the convert_local stage's output, not compare's
+                shutil.copytree(data, tmp / "data")
             write_table(pd.concat(list(result.chunks.values()), ignore_index=True), tmp / "chunks.parquet", CHUNKS)
             if result.runs is not None:
                 write_table(result.runs, tmp / "runs.parquet", RUNS)

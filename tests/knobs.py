@@ -547,8 +547,8 @@ INERT: dict[str, dict[str, str]] = {
         "chunk.method": "retrieve.bm25_methods and dense_methods name the methods run; each replaces chunk.method",
         **{k: "read by chunk.method hybrid only, which needs a triple dataset's trigger lexicon and relation hierarchy: "
            "retrieve does not run it (retrieve.bm25_methods and dense_methods reject it)" for k in HYBRID_ONLY},
-        **{f"reshape.{k}": f"sets the QA arms (qa_context): retrieve orders communities with its trained reranker, else by cosine; "
-           f"declared because retrieve.py passes the reshape section whole (scripts/stage_deps.py counts it as read)"
+        **{f"reshape.{k}": "sets the QA arms (qa_context): retrieve orders communities with its trained reranker, else by cosine; "
+           "declared because retrieve.py passes the reshape section whole (scripts/stage_deps.py counts it as read)"
            for k in ("rank", "reranker", "variants")},
         "retrieve.use_gpu": f"{_HOW}: exact search on every backend (faiss-gpu, torch or faiss-cpu)",
         "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
@@ -568,8 +568,14 @@ INERT: dict[str, dict[str, str]] = {
         "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
         "embed.device": _DEVICE,
         "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
+        # compare reads it where it converts the corpus itself (--corpus); the DVC stage reads
+        # convert_local's folder (--data), so there it acts through convert_local's output.
         "convert.skip_malformed": "acts on malformed rows only, and the knob corpus has none: tests/test_corpus_inputs.py shows "
         "convert_local (compare's reader) skipping and counting them",
+    },
+    "convert_local": {
+        "convert.skip_malformed": "acts on malformed rows only, and the knob corpus has none: tests/test_corpus_inputs.py shows "
+        "convert_local skipping and counting them",
     },
     "classify": {
         "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
@@ -693,7 +699,7 @@ INERT["report@bioasq"] |= {
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
     "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs", "evaluate_docs",
-    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "compare",
+    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "convert_local", "compare",
 )  # fmt: skip
 
 
@@ -1119,8 +1125,10 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
         )  # fmt: skip
         return [out / "o" / "runs.parquet", out / "o" / "contexts.parquet", out / "m.json", out / "scores.parquet"]
     if stage == "compare":
+        # As the DVC branch runs it: convert_local, then compare on the converted folder.
+        run_stage(["stages/convert_local.py", "--corpus", "knob-beir", "--out", out / "data", *pf], dest, env)
         run_stage(
-            ["stages/compare.py", "--corpus", "knob-beir", "--out", out / "o", "--metrics", out / "m.json", "--bootstrap", 50,
+            ["stages/compare.py", "--data", out / "data", "--out", out / "o", "--metrics", out / "m.json", "--bootstrap", 50,
              "--samples", 1, *pf],
             dest, env,
         )  # fmt: skip

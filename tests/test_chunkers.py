@@ -34,9 +34,7 @@ from biochunk.chunking.semchunk_chunker import SemchunkChunker
 from biochunk.chunking.sizing import fit, make_counter
 from biochunk.chunking.structural import FEATURES, StructuralChunker, features
 from biochunk.errors import UserError
-from biochunk.evaluation.chunking import cut_answers, gold_in_hits
-
-from biochunk.evaluation.chunking import chunk_pieces, cut_answers, judge, merge_pieces, overlaps, span_hits
+from biochunk.evaluation.chunking import chunk_pieces, cut_answers, gold_in_hits, judge, merge_pieces, overlaps, span_hits
 from biochunk.params import ChunkParams
 from biochunk.text.counting import CharSpans, Standalone, WordTable, count_chars, span_counter
 from biochunk.text.headers import NO_HEADER, micro_header

@@ -8,7 +8,6 @@ import dataclasses
 import itertools
 import json
 import math
-from pathlib import Path
 
 import ir_measures
 import numpy as np

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -312,3 +313,33 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     assert not _script()._compare_items(tmp_path / "other.parquet")
     off = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50)
     assert not off.rerank and any(n.startswith("reranking skipped: turned off") for n in off.notes)
+
+
+@pytest.mark.slow
+def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
+    """data.local as DVC runs it: convert_local@<name> then compare@<name> on the converted folder.
+    Its metrics are the one command's (--corpus) byte for byte; a chunk param re-runs the
+    comparison only, an edited document both stages."""
+    from tests.conftest import copy_repo
+
+    repo, env = copy_repo(tmp_path / "repo", {"data": {"local": {"mine": "docs/example-corpus"}}, "chunk_docs": {"methods": ["fixed"]}})
+    run = lambda *cmd: subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)  # noqa: E731
+    assert run("git", "add", "-A").returncode == 0 and run("git", "commit", "-qm", "x").returncode == 0
+    done = run("dvc", "repro", "compare@mine")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Running stage 'convert_local@mine'" in done.stdout and "Running stage 'compare@mine'" in done.stdout
+    assert json.loads((repo / "data/local/mine/report.json").read_text())["kind"] == "folder"
+    assert not (repo / "data/compare/mine/data").exists()  # the converted tables are convert_local's output only
+    alone = run(sys.executable, "stages/compare.py", "--corpus", "docs/example-corpus", "--methods", "fixed", "--out", "build/c")
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    # The --metrics copy is metrics.json without the settings (DVC diffs those as params) and the samples.
+    full = json.loads((repo / "build/c/metrics.json").read_text())
+    assert json.loads((repo / "metrics/compare-mine.json").read_text()) == {k: v for k, v in full.items() if k not in ("settings", "samples")}
+    params = repo / "params.yaml"
+    params.write_text(params.read_text().replace("window: 128", "window: 64", 1))
+    stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
+    assert "compare@mine" in stale and "convert_local@mine" not in stale, stale
+    run("git", "checkout", "params.yaml")
+    (repo / "docs/example-corpus/new.md").write_text("Paracetamol lowers a fever.\n")
+    stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
+    assert "convert_local@mine" in stale and "modified:" in stale, stale

@@ -64,8 +64,8 @@ def test_the_committed_metrics_are_the_means_of_the_per_item_scores():
         metrics = json.loads(path.read_text())
         items = read_items(path.with_suffix(".parquet"))
         assert metrics["queries"] == len(items["f1@10"])
-        for m, values in items.items():
-            assert metrics[m] == pytest.approx(values.mean(), abs=1e-12), f"{path.name}: {m}"
+        for m, scores in items.items():
+            assert metrics[m] == pytest.approx(scores.mean(), abs=1e-12), f"{path.name}: {m}"
 
 
 def _copy_tracked(dst: Path) -> None:

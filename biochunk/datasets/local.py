@@ -207,7 +207,8 @@ def convert_local(
     is missing: the caller shows them to the user.
     """
     spec, raw, walk = _local_spec(Path(path), kind, name)
-    report = Report()
+    kind = kind or detect_kind(Path(path))
+    report = _LocalReport(kind=kind)
     links = walk.links_inside
     if links:
         report.drop("documents", "symbolic link inside the corpus (not followed: its target is read as itself)", len(links))
@@ -221,4 +222,15 @@ def convert_local(
     # Facts (no questions file) are logged only: the comparison states what they imply itself.
     report.notes.extend(walk.warnings)
     info = convert(spec, raw, out, skip_malformed, report)
-    return {"dataset": spec.name, "kind": kind or detect_kind(Path(path)), "task": spec.task, **info}
+    return {"dataset": spec.name, "task": spec.task, **info}
+
+
+@dataclass
+class _LocalReport(Report):
+    """A local corpus's report also names its layout: the compare stage reads the converted
+    folder (``--data``), and reports the layout as ``--corpus`` does."""
+
+    kind: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **super().as_dict()}
