@@ -10,7 +10,9 @@ changed); one declared but never read re-runs stages for nothing.
 - modules: the stage script's import closure under ``biochunk/`` (AST; an import inside a
   function counts once a live module names that function);
 - params: the ``params.section(...)`` objects the script builds and the fields it reads
-  from them (an object passed on whole, or asked a method, counts as its whole section).
+  from them (an object passed on whole, or asked a method, counts as its whole section);
+  a section the script reads only under a flag (its ``SECTION_FLAGS``, e.g. compare's
+  ``{"convert": "--corpus"}``) counts only for a command that passes that flag.
 """
 
 from __future__ import annotations
@@ -221,10 +223,16 @@ def covered(path: Path, deps: list[str]) -> bool:
 EXECUTION_ONLY = {"compute": {"engine", "address", "workers", "threads_per_worker"}}
 
 
-def section_reads(script: Path) -> dict[str, set[str] | None]:
+def section_reads(script: Path, cmd: str | None = None) -> dict[str, set[str] | None]:
     """section -> the fields the script reads (None: the whole section), execution-only
-    fields (``EXECUTION_ONLY``) left out."""
+    fields (``EXECUTION_ONLY``) left out; with ``cmd``, the sections the script reads only
+    under a flag that ``cmd`` does not pass are left out too (``section_flags``)."""
     reads = _section_reads(script)
+    if cmd is not None:
+        words = cmd.split()
+        for sec, flag in section_flags(script).items():
+            if flag not in words:
+                reads.pop(sec, None)
     for sec, skip in EXECUTION_ONLY.items():
         if sec in reads:
             fields = reads[sec] if reads[sec] is not None else {f.name for f in dataclasses.fields(P.SECTIONS[sec])}
@@ -232,6 +240,18 @@ def section_reads(script: Path) -> dict[str, set[str] | None]:
             if not reads[sec]:
                 del reads[sec]
     return reads
+
+
+def section_flags(script: Path) -> dict[str, str]:
+    """The script's ``SECTION_FLAGS`` (section -> the flag under which alone it is read), or {}.
+
+    DVC re-runs a stage when a declared param changes: a section that a mode of the script
+    reads (compare converts a corpus itself only with --corpus) would re-run a stage whose
+    command never reads it. Declared in the script, beside the read, so the two move together."""
+    for node in ast.parse(script.read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SECTION_FLAGS"]:
+            return dict(ast.literal_eval(node.value))
+    return {}
 
 
 def _section_reads(script: Path) -> dict[str, set[str] | None]:
@@ -343,7 +363,7 @@ def main() -> None:
         for path in PIPELINES:
             write(path)
     for name in sorted(DVC):
-        reads = section_reads(script_of(stage_spec(name)["cmd"]))
+        reads = section_reads(script_of(stage_spec(name)["cmd"]), stage_spec(name)["cmd"])
         print(f"{name}:\n  deps: {module_deps(name)}\n  params: {sorted(reads)}")
 
 

@@ -59,6 +59,10 @@ TIMING = ("seconds", "mb_per_s", "chunks_per_s")
 log = logging.getLogger("compare")
 # Named in the marker of --out folders: a folder holding it may be replaced by the next run.
 OWNER = "compare"
+# Read only where compare converts the corpus itself (--corpus, the one command): the DVC
+# stage reads convert_local's folder (--data), whose stage declares convert.skip_malformed, so
+# a change to it re-runs compare only if the converted tables change (scripts/stage_deps.py).
+SECTION_FLAGS = {"convert": "--corpus"}
 
 
 def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | None]:
@@ -160,7 +164,6 @@ def main() -> None:
     xp = params.section("compute", args.params)
     dp = params.section("chunk_docs", args.params)
     tp = params.section("train_reranker", args.params)
-    vp = params.section("convert", args.params)
     # --methods is checked as chunk_docs.methods would be.
     methods = params.section("chunk_docs", data={"chunk_docs": {"methods": args.methods}}).methods if args.methods else dp.methods
     chunk_params = lambda m: rp.chunk_params(cp, m)
@@ -188,6 +191,7 @@ def main() -> None:
         if args.corpus is not None:
             data = work / "data"
             # Bad input stops here, before any output; convert.skip_malformed skips and counts it instead.
+            vp = params.section("convert", args.params)
             info = convert_local(args.corpus, data, args.kind, skip_malformed=vp.skip_malformed)
         else:  # the convert_local stage did the above
             data, info = args.data, converted

@@ -568,10 +568,6 @@ INERT: dict[str, dict[str, str]] = {
         "embed.batch_size": f"{_HOW}: texts per encoder batch (the vectors match up to float rounding)",
         "embed.device": _DEVICE,
         "compute.partition_rows": f"{_HOW}: the encoder's batches (tests/test_compute.py)",
-        # compare reads it where it converts the corpus itself (--corpus); the DVC stage reads
-        # convert_local's folder (--data), so there it acts through convert_local's output.
-        "convert.skip_malformed": "acts on malformed rows only, and the knob corpus has none: tests/test_corpus_inputs.py shows "
-        "convert_local (compare's reader) skipping and counting them",
     },
     "convert_local": {
         "convert.skip_malformed": "acts on malformed rows only, and the knob corpus has none: tests/test_corpus_inputs.py shows "

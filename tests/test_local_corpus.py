@@ -341,6 +341,15 @@ def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
     stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
     assert "compare@mine" in stale and "convert_local@mine" not in stale, stale
     run("git", "checkout", "params.yaml")
+    # convert.skip_malformed is convert_local's param, not compare's (compare reads it with
+    # --corpus only): the conversion re-runs, and compare too only if the tables changed.
+    params.write_text(params.read_text().replace("skip_malformed: false", "skip_malformed: true", 1))
+    stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
+    assert "convert_local@mine" in stale and "compare@mine" not in stale, stale
+    again = run("dvc", "repro", "compare@mine")
+    assert "Running stage 'convert_local@mine'" in again.stdout, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "Stage 'compare@mine' didn't change, skipping" in again.stdout, again.stdout[-3000:]  # no malformed rows here
+    run("git", "checkout", "params.yaml")
     (repo / "docs/example-corpus/new.md").write_text("Paracetamol lowers a fever.\n")
     stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
     assert "convert_local@mine" in stale and "modified:" in stale, stale

@@ -78,8 +78,21 @@ def test_params_listed_are_exactly_the_params_read(name):
         both = keys[0] & keys[1]
         assert not both, f"{name}: {sorted(both)} listed under {schema_file} and params.yaml; the stage reads one of them"
     listed = set().union(*keys)
-    expected = set().union(*(expand(sec, keys) for sec, keys in sd.section_reads(_script(st["cmd"])).items()))
+    expected = set().union(*(expand(sec, keys) for sec, keys in sd.section_reads(_script(st["cmd"]), st["cmd"]).items()))
     assert listed == expected, f"{name}: dvc.yaml params {sorted(listed)}; the stage reads {sorted(expected)}"
+
+
+def test_a_section_read_under_a_flag_counts_only_for_commands_that_pass_it(tmp_path):
+    # compare reads convert.* only where it converts a corpus itself (--corpus); its DVC stage
+    # (--data) must not declare it, or a change would re-run compare for nothing.
+    compare = ROOT / "stages" / "compare.py"
+    assert sd.section_flags(compare) == {"convert": "--corpus"}
+    assert "convert" in sd.section_reads(compare, "python stages/compare.py --corpus docs/example-corpus")
+    assert "convert" not in sd.section_reads(compare, "python stages/compare.py --data data/local/mine")
+    assert "convert" in sd.section_reads(compare)  # no command: every read the script can make
+    script = tmp_path / "s.py"
+    script.write_text('p = params.section("convert", "params.yaml")\nq = p.skip_malformed\n')
+    assert sd.section_flags(script) == {} and sd.section_reads(script, "python s.py") == {"convert": {"skip_malformed"}}
 
 
 @pytest.mark.parametrize("name", STAGES)
