@@ -26,11 +26,14 @@ def main() -> None:
     ap.add_argument("--paper", required=True, choices=sorted(REPORTS))
     ap.add_argument("--paper-params", required=True, type=Path, help="experiments/<paper>/rungs.yaml (rungs/<rung>.yaml beside it)")
     ap.add_argument("--scores", required=True, type=Path, help="folder of per-item scores, <rung>-items.parquet")
-    ap.add_argument("--data", required=True, type=Path, nargs="+", help="converted dataset folders (data/papers/interim/<dataset>): split sizes")
+    ap.add_argument(
+        "--datasets", required=True, type=Path, nargs="+",
+        help="the describe stage's files (metrics/papers/datasets/<dataset>.json): split sizes",
+    )  # fmt: skip
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
     args = ap.parse_args()
     module = importlib.import_module(f"biochunk.evaluation.reports.{args.paper}")
-    for table in module.tables(args.paper_params, args.scores, args.data):
+    for table in module.tables(args.paper_params, args.scores, args.datasets):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from biochunk import params as P
+from biochunk.datasets.describe import describe
 from biochunk.errors import UserError
 from biochunk.evaluation.papers import paired_statistic
 from biochunk.evaluation.reports import biomedrag as B
@@ -120,9 +121,17 @@ def _converted(root, relations: dict[str, list[str]]) -> None:
         write_json({"dataset": ds, "rows_read": read, "rows_written": written, "rows_dropped": dropped, "rows_repaired": {}}, folder / "report.json")
 
 
+def _described(root) -> list:
+    """The describe stage's file per converted folder under ``root`` (metrics/papers/datasets/<dataset>.json)."""
+    for ds in B.TABLE2:
+        task = "classification" if ds == "ade" else "triples"
+        write_json({"dataset": ds, "task": task, **describe(root / ds, task)}, root / "described" / f"{ds}.json")
+    return [root / "described" / f"{ds}.json" for ds in B.TABLE2]
+
+
 def test_the_splits_table_sets_the_converted_counts_beside_table_2(tmp_path):
     _converted(tmp_path, {"ddi": ["None", "None", "effect"]})
-    t = B.splits_table([tmp_path / ds for ds in B.TABLE2])
+    t = B.splits_table(_described(tmp_path))
     rows = {r.label: r for r in t.rows}
     assert rows["gm-ciht: rows in the mirror's files"].ours["test"].value == 4  # 1 kept + 3 dropped
     assert rows["gm-ciht: what the pipeline reads"].ours["test"].value == 1
@@ -134,8 +143,10 @@ def test_the_splits_table_sets_the_converted_counts_beside_table_2(tmp_path):
         ds = r.label.split(":")[0]
         assert r.paper == B.TABLE2[ds][0] and all(s == (B.TABLE2[ds][1],) for s in r.sources.values())
     assert B.TABLE2["ddi"][0] == {"relation types": 4, "train": 1027, "dev": 258, "test": 1094}
-    with pytest.raises(UserError, match="--data names no folder of ade"):
-        B.splits_table([tmp_path / "ddi"])
+    ddi = rows["ddi: without the None label"]
+    assert ddi.note == "pairs with no interaction stated; 6 rows" and list(ddi.ours) == ["relation types", "train", "dev", "test"]
+    with pytest.raises(UserError, match="--datasets names no ade.json"):
+        B.splits_table([tmp_path / "described" / "ddi.json"])
 
 
 def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_path):
@@ -144,7 +155,8 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     write_table(_items({"1": (1, 1, 1), "2": (0, 1, 1), "3": (1, 2, 1)}), scores / "fixed-items.parquet", ITEM_SCORES)
     write_table(_items({"1": (1, 1, 1), "2": (1, 1, 1), "3": (1, 1, 1)}), scores / "hybrid-bias-items.parquet", ITEM_SCORES)
     _converted(tmp_path / "interim", {})
-    tables = B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2])
+    described = _described(tmp_path / "interim")
+    tables = B.tables(HERE / "rungs.yaml", scores, described)
     gm = next(t for t in tables if t.section == "gm-ciht-ablations")
     assert [r.label for r in gm.rows] == ["fixed 5-word windows", "+hierarchy = hybrid, proposition bias"]
     assert gm.rows[1].ours["exact-triple F1"].value == 1.0
@@ -160,7 +172,7 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     # A dataset with both arms is paired and says what its sample can detect; the other is listed.
     write_table(_items({"1": (1, 1, 1), "2": (0, 1, 1), "3": (0, 2, 1)}), scores / "ddi-fixed-items.parquet", ITEM_SCORES)
     write_table(_items({"1": (1, 1, 1), "2": (1, 1, 1), "3": (0, 2, 1)}), scores / "ddi-hybrid-items.parquet", ITEM_SCORES)
-    other = next(t for t in B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2]) if t.section == "ddi-chemprot")
+    other = next(t for t in B.tables(HERE / "rungs.yaml", scores, described) if t.section == "ddi-chemprot")
     assert {d.label for d in other.differences} == {"ddi: hybrid − fixed"}
     assert {n.row for n in other.not_run} == {"chemprot fixed", "chemprot hybrid"}
     detect = [n for n in other.notes if n.startswith("Smallest exact-triple F1 difference")]
@@ -168,7 +180,7 @@ def test_rungs_are_paired_on_the_same_sentences_and_missing_ones_are_listed(tmp_
     # Another sample for one rung is refused in one line, not silently intersected.
     write_table(_items({"1": (1, 1, 1), "4": (1, 1, 1)}), scores / "hybrid-entity-items.parquet", ITEM_SCORES)
     with pytest.raises(UserError, match="other test sentences"):
-        B.tables(HERE / "rungs.yaml", scores, [tmp_path / "interim" / ds for ds in B.TABLE2])
+        B.tables(HERE / "rungs.yaml", scores, described)
 
 
 def test_the_committed_page_is_recomputed_from_the_tracked_scores():

@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from biochunk.datasets.describe import SPLITS
 from biochunk.errors import UserError
 from biochunk.evaluation.classify import prf
 from biochunk.evaluation.papers import ALPHA, Difference, Estimate, NotRun, PaperTable, Row, Source, holm, paired_statistic
 from biochunk.evaluation.triples import micro
-from biochunk.io import CLASSIFICATION, ITEM_SCORES, TRIPLES, read_json, read_table
+from biochunk.io import ITEM_SCORES, read_json, read_table
 
 PAPER = "biomedrag"
 COMMAND = "dvc repro experiments/biomedrag/dvc.yaml"
@@ -480,35 +481,35 @@ TABLE2 = {
 NO_RELATION = "None"  # DDI's label for a drug pair with no interaction stated (docs/schemas.md)
 
 
-def splits_table(data: list[Path]) -> PaperTable:
-    """The converted splits (one folder per dataset, named by it: report.json and the split
-    tables the convert stage wrote) against the paper's Table 2: the rows in the mirror's files,
-    the rows the pipeline reads once exact duplicates are dropped, and DDI without its
-    no-interaction label."""
-    folders = {f.name: f for f in data}
-    missing = sorted(set(TABLE2) - set(folders))
+def splits_table(described: list[Path]) -> PaperTable:
+    """The converted splits (one ``<dataset>.json`` per dataset: what the describe stage read
+    from the convert stage's report.json and split tables) against the paper's Table 2: the
+    rows in the mirror's files, the rows the pipeline reads once exact duplicates are dropped,
+    and DDI without its no-interaction label."""
+    files = {f.stem: f for f in described}
+    missing = sorted(set(TABLE2) - set(files))
     if missing:
-        raise UserError(f"--data names no folder of {missing[0]}; give data/papers/interim/<dataset> for each of {', '.join(TABLE2)}")
+        raise UserError(
+            f"--datasets names no {missing[0]}.json; give metrics/papers/datasets/<dataset>.json for each of {', '.join(TABLE2)} "
+            "(dvc repro experiments/datasets/dvc.yaml writes them)"
+        )
     rows = []
     for ds, (paper, source) in TABLE2.items():
-        folder = folders[ds]
-        report = read_json(folder / "report.json")
+        d = read_json(files[ds])
         sources = {m: (source,) for m in SPLIT_METRICS}
-        splits = [s for s in ("train", "dev", "test") if (folder / f"{s}.parquet").is_file()]
-        tables = {s: read_table(folder / f"{s}.parquet", CLASSIFICATION if ds == "ade" else TRIPLES) for s in splits}
-        column = "label" if ds == "ade" else "relation"
-        labels = len(set().union(*(set(t[column]) for t in tables.values())))
+        labels = len(set().union(*(set(c) for c in d["labels"].values())))
 
         def counts(n: dict[str, int], types: int) -> dict[str, Estimate]:
             return {"relation types": Estimate(float(types)), **{s: Estimate(float(n[s])) for s in n}}
 
-        dropped = sum(sum(v.values()) for v in report["rows_dropped"].values())
-        rows.append(Row(f"{ds}: rows in the mirror's files", paper, counts(report["rows_read"], labels), sources=sources))
+        dropped = sum(sum(v.values()) for v in d["rows_dropped"].values())
+        rows.append(Row(f"{ds}: rows in the mirror's files", paper, counts(d["rows_read"], labels), sources=sources))
         if dropped:
-            rows.append(Row(f"{ds}: what the pipeline reads", paper, counts(report["rows_written"], labels), note=f"{dropped:,} exact duplicate rows dropped", sources=sources))
+            rows.append(Row(f"{ds}: what the pipeline reads", paper, counts(d["rows_written"], labels), note=f"{dropped:,} exact duplicate rows dropped", sources=sources))
         if ds == "ddi":
-            kept = {s: int((t[column] != NO_RELATION).sum()) for s, t in tables.items()}
-            rows.append(Row(f"{ds}: without the {NO_RELATION} label", paper, counts(kept, labels - 1), note=f"pairs with no interaction stated; {sum(tables[s][column].eq(NO_RELATION).sum() for s in splits):,} rows", sources=sources))
+            kept = {s: sum(n for label, n in d["labels"][s].items() if label != NO_RELATION) for s in SPLITS if s in d["labels"]}
+            none = sum(c.get(NO_RELATION, 0) for c in d["labels"].values())
+            rows.append(Row(f"{ds}: without the {NO_RELATION} label", paper, counts(kept, labels - 1), note=f"pairs with no interaction stated; {none:,} rows", sources=sources))
     return PaperTable(
         paper=PAPER, section="splits", title="The datasets against the paper's Table 2",
         command="dvc repro experiments/datasets/dvc.yaml", sample="every row of the converted splits (data/papers/interim/<dataset>)",
@@ -522,16 +523,16 @@ def splits_table(data: list[Path]) -> PaperTable:
     )  # fmt: skip
 
 
-def tables(paper_params: Path, scores: Path, data: list[Path]) -> list[PaperTable]:
+def tables(paper_params: Path, scores: Path, described: list[Path]) -> list[PaperTable]:
     """Every table of the page from rungs.yaml (``paper_params``), the tracked per-item scores and
-    the converted dataset folders (``data``: the split sizes beside Table 2)."""
+    the tracked descriptions of the converted datasets (``described``: the split sizes beside Table 2)."""
     spec, files = load_rungs(paper_params)
     unknown = sorted(set(spec["rungs"]) - {r.name for r in RUNGS} - {f"{d}-{m}" for d in OTHER for m in ("fixed", "hybrid")})
     if unknown:
         raise UserError(f"{paper_params}: rung {unknown[0]} has no row in biochunk/evaluation/reports/biomedrag.py (RUNGS); add one")
     every = "every {} test sentence (the rank and scorer stages rank them all; generate.max_inputs limits only generation)"
     return [
-        splits_table(data),
+        splits_table(described),
         gm_ciht_table(files, scores),
         retrieval_table(scores, [(r.name, r.label) for r in RUNGS], "gm-ciht-retrieval", "GM-CIHT retrieval per rung: what the generator reads", every.format("GM-CIHT")),
         other_table(files, scores),
