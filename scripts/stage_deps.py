@@ -5,7 +5,7 @@ that is read but not declared lets an edit go unnoticed ("up to date" after the 
 changed); one declared but never read re-runs stages for nothing.
 
     python scripts/stage_deps.py           # print what each stage should declare
-    python scripts/stage_deps.py --write   # rewrite the biochunk/ deps in dvc.yaml
+    python scripts/stage_deps.py --write   # rewrite the code deps in every dvc.yaml, laid out (CODE_MARKER)
 
 - modules: the stage script's import closure under ``biochunk/`` (AST; an import inside a
   function counts once a live module names that function);
@@ -323,41 +323,59 @@ def module_deps(name: str) -> list[str]:
     return sorted(out)
 
 
+# Heads the generated part of a stage's deps. dvc.yaml is meant to read as a map of the
+# pipeline: each stage's command, params and outputs, then its deps with the data it reads
+# first and the code last, under this line (DVC ignores the order of keys and of deps:
+# dvc.lock sorts them, so the layout changes no lock).
+CODE_MARKER = "# the code it runs: the script and its biochunk modules (scripts/stage_deps.py --write)"
+
+
+def _is_code(item: str) -> bool:
+    return item.startswith("stages/") or (item.startswith("biochunk/") and not item.startswith("biochunk/datasets/embedded"))
+
+
 def write(path: Path = ROOT / "dvc.yaml") -> None:
-    """Replace each stage's biochunk/ deps lines (Python modules only) in place."""
+    path.write_text(laid_out(path))
+
+
+def laid_out(path: Path) -> str:
+    """``path``'s text with each stage laid out: its ``deps`` last, the data it reads first,
+    then ``CODE_MARKER``, the stage script and the biochunk modules it imports (regenerated)."""
     prefix = "" if path == ROOT / "dvc.yaml" else f"{path.relative_to(ROOT).as_posix()}:"
     lines = path.read_text().splitlines(keepends=True)
-    out, stage, i = [], None, 0
+    indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    out: list[str] = []
+    pending: tuple[int, list[str]] | None = None  # a deps block, written where its mapping ends
+    stage, i = None, 0
     while i < len(lines):
         line = lines[i]
+        if pending is not None and (not line.strip() or indent(line) < pending[0]):
+            out += pending[1]
+            pending = None
         if m := re.match(r"^  ([a-z0-9_]+):\s*$", line):  # a stage name may hold digits (search_bm25)
             stage = prefix + m.group(1)
-        out.append(line)
-        if stage in DVC and re.match(r"^\s+deps:\s*$", line):
-            indent = None
-            block = []
+        if stage in DVC and (m := re.match(r"^(\s+)deps:\s*$", line)):
+            k, block = len(m.group(1)), []
             i += 1
-            while i < len(lines) and re.match(r"^\s+- ", lines[i]):
-                indent = indent or lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            while i < len(lines) and lines[i].strip() and indent(lines[i]) > k:
                 block.append(lines[i])
                 i += 1
-            keep = [
-                b
-                for b in block
-                if not (b.strip()[2:].startswith("biochunk/") and not b.strip()[2:].startswith("biochunk/datasets/embedded"))
-            ]
-            first_other = [b for b in keep if not b.strip()[2:].startswith("stages/")]
-            head = [b for b in keep if b.strip()[2:].startswith("stages/")]
-            mods = [f"{indent}- {d}\n" for d in module_deps(stage)]
-            out += head + mods + first_other
+            item_indent = " " * (k + 2)
+            others = [b for b in block if b.strip() != CODE_MARKER and not (b.strip().startswith("- ") and _is_code(b.strip()[2:]))]
+            scripts = [b for b in block if b.strip().startswith("- stages/")]
+            mods = [f"{item_indent}- {d}\n" for d in module_deps(stage)]
+            pending = (k, [line, *others, f"{item_indent}{CODE_MARKER}\n", *scripts, *mods])
             continue
+        out.append(line)
         i += 1
-    path.write_text("".join(out))
+    if pending is not None:
+        out += pending[1]
+    return "".join(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--write", action="store_true", help="rewrite the biochunk/ deps of every stage in dvc.yaml")
+    ap.add_argument("--write", action="store_true", help="rewrite the code deps of every stage, last in its deps (CODE_MARKER)")
     args = ap.parse_args()
     if args.write:
         for path in PIPELINES:

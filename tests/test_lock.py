@@ -82,6 +82,19 @@ def test_params_listed_are_exactly_the_params_read(name):
     assert listed == expected, f"{name}: dvc.yaml params {sorted(listed)}; the stage reads {sorted(expected)}"
 
 
+@pytest.mark.parametrize("pipeline", sd.PIPELINES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_pipeline_reads_as_a_map_with_its_generated_code_deps_last(pipeline):
+    # What `scripts/stage_deps.py --write` writes: every stage's command, params and outputs
+    # first, then its deps, data first and the code after CODE_MARKER.
+    assert sd.laid_out(pipeline) == pipeline.read_text(), f"run python scripts/stage_deps.py --write ({pipeline.name})"
+    for name, spec in yaml.safe_load(pipeline.read_text())["stages"].items():
+        body = spec.get("do", spec)
+        assert list(body)[-1] == "deps", f"{name}: deps is not the stage's last key"
+        deps = body["deps"]
+        code = [i for i, d in enumerate(deps) if sd._is_code(d)]
+        assert code == list(range(len(deps) - len(code), len(deps))), f"{name}: data deps after the code"
+
+
 def test_a_section_read_under_a_flag_counts_only_for_commands_that_pass_it(tmp_path):
     # compare reads convert.* only where it converts a corpus itself (--corpus); its DVC stage
     # (--data) must not declare it, or a change would re-run compare for nothing.
