@@ -18,7 +18,7 @@ TINY = {
     "generate": {"train_steps": 2, "max_inputs": 4, "max_new_tokens": 16},
     "evaluate": {"bootstrap": 50},
 }
-ALL_STAGES = ["download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate"]
+ALL_STAGES = ["download", "convert", "describe", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate"]
 
 
 def _sh(cmd, cwd, env):
@@ -84,7 +84,7 @@ def test_chunk_param_reruns_chunk_and_downstream_only(repo):
     _sh(["git", "add", "-A"], dest, env)
     _sh(["git", "commit", "-qm", "baseline"], dest, env)
     out = _sh(["dvc", "exp", "run", "-S", "chunk.method=adaptive"], dest, env)
-    assert _ran(out) == set(ALL_STAGES) - {"download", "convert"}
+    assert _ran(out) == set(ALL_STAGES) - {"download", "convert", "describe"}
     diff = _sh(["dvc", "metrics", "diff", "--md"], dest, env)
     # Clause-level adaptive chunks are fewer and longer than five-word windows.
     assert "| Path" in diff and "chunks.count" in diff and "chunks.tokens_max" in diff
