@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE=1
 export HF_HUB_DISABLE_TELEMETRY=1
 export TOKENIZERS_PARALLELISM=false
 
-.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-documents paper-retrieval paper-semchunk paper-bioasq paper-structural
+.PHONY: install install-dev constraints install-lint install-browser repro lint test test-fast clean metrics-diff plots plots-template gpu-pack gpu-check gpu-baseline compare papers paper-biomedrag paper-clinical paper-documents paper-retrieval paper-semchunk paper-bioasq paper-structural paper-qa
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -185,4 +185,11 @@ paper-documents: install
 paper-retrieval: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/retrieval/dvc.yaml
 
-papers: paper-clinical paper-documents paper-retrieval paper-semchunk paper-structural paper-bioasq paper-biomedrag
+# QA through retrieval + generation: a DVC pipeline (experiments/qa/dvc.yaml; BioASQ and COVID-QA
+# from experiments/datasets): 40 questions per dataset answered with each chunk method's retrieved
+# context (BioASQ also the reshaped, gold and no context), into docs/results/qa.md. The sample is
+# a param: -S experiments/qa/covidqa.yaml:qa.max_questions=null through `dvc exp run experiments/qa/dvc.yaml`.
+paper-qa: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/qa/dvc.yaml
+
+papers: paper-clinical paper-documents paper-retrieval paper-semchunk paper-structural paper-bioasq paper-biomedrag paper-qa

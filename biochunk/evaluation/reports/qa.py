@@ -1,0 +1,169 @@
+"""QA through retrieval + generation (``experiments/qa``): questions answered by the generator
+with each chunk method's retrieved context, and on BioASQ also with the reshaped context, the
+gold snippets and no context.
+
+The two tables of ``docs/results/qa.md``, both rendered from the tracked per-question scores
+that ``evaluate_qa`` writes (``metrics/papers/qa/<dataset>/report/scores.csv``: one row per
+question and arm, ROUGE-2, ROUGE-SU4 and BERTScore precision / recall / F1, and whether the
+context held the answer):
+
+- ``methods``: every chunk method's retrieved context on BioASQ and COVID-QA, each method minus
+  ``recursive`` (the clinical study's own baseline splitter, 1,000 / 100 characters) paired over
+  the same questions;
+- ``contexts``: BioASQ with no context, ``recursive``'s retrieved context, the reshaped context and
+  the gold snippets, each minus no context and minus the retrieved one.
+
+Means and intervals are computed here from the per-question scores, so each one can be
+recomputed from tracked files. None of the five papers of ``../shared/papers/`` reports these
+arms with this generator: the clinical study rates answers by clinicians, and the context
+reshaping paper's own comparisons are the Tables 1, 2 and 5 of its pipeline
+(``experiments/bioasq``). So every paper cell is — and no difference has a published direction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from biochunk.errors import UserError
+from biochunk.evaluation.papers import Difference, Judged, PaperTable, Row, mean_ci, paired_delta, stats_notes
+
+PAGE = "qa"  # docs/results/qa.md
+COMMAND = "dvc repro experiments/qa/dvc.yaml"
+NAMES = {"bioasq": "BioASQ", "covidqa": "COVID-QA"}
+MEASURES = {"rouge2_f1": "ROUGE-2 F1", "rougesu4_f1": "ROUGE-SU4 F1", "bertscore_f1": "BERTScore F1"}
+PRIMARY = "rouge2_f1"
+HOLDS = "context_has_answer"  # the gold answer span appears whole in the context the generator read
+BASE = "recursive"  # the clinical study's baseline splitter; every chunk method is compared with it
+CONTEXTS = ("none", "gold", "reshaped")  # the arms of qa.contexts that are not a chunk method's retrieval
+COLUMNS = ("question_id", "method", *MEASURES, HOLDS)
+
+
+def read_scores(path: Path) -> pd.DataFrame:
+    """evaluate_qa's ``scores.csv``: one row per question and arm, every arm over the same questions."""
+    if not path.is_file():
+        raise UserError(f"input file not found: {path} (run `{COMMAND}`)")
+    scores = pd.read_csv(path, dtype={"question_id": str})
+    missing = [c for c in COLUMNS if c not in scores.columns]
+    if missing:
+        raise UserError(f"{path}: no column {missing[0]!r}; re-run `{COMMAND}`")
+    per_arm = scores.groupby("method", sort=False)["question_id"].apply(lambda q: tuple(sorted(q)))
+    if per_arm.nunique() != 1:
+        raise UserError(f"{path}: the arms answered different questions, so none can be paired; re-run `{COMMAND}`")
+    return scores
+
+
+def wide(scores: pd.DataFrame, column: str) -> pd.DataFrame:
+    """question × arm of one score, questions sorted, arms in the file's order."""
+    arms = list(dict.fromkeys(scores["method"]))
+    return scores.pivot(index="question_id", columns="method", values=column).sort_index()[arms]
+
+
+def methods(scores: pd.DataFrame) -> list[str]:
+    """The chunk methods' retrieved arms, in qa.methods order (the file's)."""
+    return [m for m in dict.fromkeys(scores["method"]) if m not in CONTEXTS and not m.startswith("reshaped:")]
+
+
+def _holds(scores: pd.DataFrame) -> pd.DataFrame | None:
+    # Only where every retrieved arm says (COVID-QA's extractive spans; BioASQ's ideal answers are
+    # written, not found in the text, so the column is empty there).
+    w = wide(scores, HOLDS)[methods(scores)]
+    return None if w.isna().any().any() else w
+
+
+def methods_table(runs: dict[str, pd.DataFrame]) -> PaperTable:
+    """Chunk method × dataset: the three F1s with intervals (and, where the answer is a span of
+    the text, how often the context held it), then every method minus ``recursive`` on ROUGE-2 F1."""
+    names = {ds: methods(s) for ds, s in runs.items()}
+    for ds, ms in names.items():
+        if BASE not in ms:
+            raise UserError(f"{ds}: no {BASE} arm among {ms}; qa.methods must include it (the baseline every method is compared with)")
+    order = list(dict.fromkeys(m for ms in names.values() for m in ms))
+    metrics, rows, judged = [], {m: {} for m in order}, []
+    for ds, scores in runs.items():
+        name = NAMES.get(ds, ds)
+        holds = _holds(scores)
+        for col, label in MEASURES.items():
+            metrics.append(f"{name} {label}")
+            w = wide(scores, col)
+            for m in names[ds]:
+                rows[m][f"{name} {label}"] = mean_ci(w[m].to_numpy())
+        if holds is not None:
+            metrics.append(f"{name} context holds the answer")
+            for m in names[ds]:
+                rows[m][f"{name} context holds the answer"] = mean_ci(holds[m].to_numpy(dtype=float))
+        w = wide(scores, PRIMARY)
+        base = w[BASE].to_numpy()
+        for m in names[ds]:
+            if m != BASE:
+                x = w[m].to_numpy()
+                judged.append(Judged(Difference(f"{m} − {BASE} ({name})", f"{name} {MEASURES[PRIMARY]}", None, paired_delta(base, x)), x - base))
+    n = {NAMES.get(ds, ds): s["question_id"].nunique() for ds, s in runs.items()}
+    return PaperTable(
+        paper=PAGE, section="methods",
+        title="QA through retrieval + generation: each chunk method's retrieved context (" + ", ".join(n) + ")",
+        command=COMMAND,
+        sample="; ".join(f"{name}: {q} questions (a seeded sample), every method answering the same ones" for name, q in n.items()),
+        models="SmolLM2-135M-Instruct (generate.model, greedy), one in-context example (qa.n_examples); MiniLM for "
+        "the chunk embeddings, dense retrieval and BERTScore (layer 4)",
+        wall_s=None, metrics=metrics, rows=[Row(m, {}, rows[m]) for m in order],
+        differences=[j.diff for j in judged], digits=3,
+        notes=[
+            "Each question retrieves the top qa.top_k chunks of its method from the pooled documents of the sampled "
+            "questions (qa.corpus: sampled, experiments/qa/<dataset>.yaml), packed in rank order into the same "
+            "qa.context_words budget for every method. F1 means with 95% percentile bootstrap intervals over the "
+            "questions; the differences are paired over the same questions. `recursive` is the clinical study's own "
+            "baseline, the 1,000 / 100-character recursive splitter. \"Context holds the answer\": the gold answer "
+            "span appears whole in the context the generator read (COVID-QA's answers are spans of the article; "
+            "BioASQ's ideal answers are written, so the column is not defined there).",
+            *(line for note in stats_notes(judged, min(n.values())) for line in ("", note)),
+        ],
+    )  # fmt: skip
+
+
+def contexts_table(scores: pd.DataFrame) -> PaperTable:
+    """BioASQ: no context, ``recursive``'s retrieved context, the reshaped context and the gold
+    snippets, with every measure's interval; each arm minus no context and minus the retrieved one."""
+    arms = [a for a in ("none", BASE, "reshaped", "gold") if a in set(scores["method"])]
+    if arms != ["none", BASE, "reshaped", "gold"]:
+        raise UserError(f"bioasq: arms {sorted(set(scores['method']))}; qa.contexts must hold retrieved, reshaped, gold and none, qa.methods {BASE}")
+    labels = {"none": "no context", BASE: f"retrieved ({BASE})", "reshaped": "reshaped", "gold": "gold snippets"}
+    per = {col: wide(scores, col) for col in MEASURES}
+    rows = [Row(labels[a], {}, {label: mean_ci(per[col][a].to_numpy()) for col, label in MEASURES.items()}) for a in arms]
+    judged = []
+    for b, a in (((BASE, "none"), ("reshaped", "none"), ("gold", "none"), ("reshaped", BASE), ("gold", BASE))):
+        for col, label in MEASURES.items():
+            x, y = per[col][a].to_numpy(), per[col][b].to_numpy()
+            judged.append(Judged(Difference(f"{labels[b]} − {labels[a]}", label, None, paired_delta(x, y)), y - x))
+    n = scores["question_id"].nunique()
+    return PaperTable(
+        paper=PAGE, section="contexts",
+        title="What the model reads: no context, retrieved chunks, the reshaped context, the gold snippets (BioASQ)",
+        command=COMMAND, sample=f"BioASQ: {n} questions (a seeded sample), every arm answering the same ones",
+        models="SmolLM2-135M-Instruct (generate.model, greedy), one in-context example (qa.n_examples); MiniLM for "
+        "the embeddings, the communities and BERTScore (layer 4)",
+        wall_s=None, metrics=list(MEASURES.values()), rows=rows, differences=[j.diff for j in judged], digits=3,
+        notes=[
+            f"`retrieved ({BASE})`: the top qa.top_k chunks of the 1,000 / 100-character recursive splitter; `reshaped`: "
+            "the top reshape.passages records split into sentences, communities at cosine reshape.threshold, "
+            "reshape.keep TextRank sentences per community, the reshape.top_m communities closest to the question "
+            "(reshape.rank: cosine); `gold`: the sentences around the question's own gold snippets. Every arm shares "
+            "the qa.context_words budget. F1 means with 95% percentile bootstrap intervals over the questions, the "
+            "differences paired over the same questions. The context reshaping paper states that its exact context and "
+            "its unranked topics beat no context (its Table 1); those directions are judged with its own arms and "
+            "settings by `experiments/bioasq` (bioasq-reshaping.md, Table 1). The arms here differ (the recursive "
+            "splitter's chunks, cosine-ranked communities, one in-context example, a 150-word budget), so no paper "
+            "direction is claimed for them.",
+            *(line for note in stats_notes(judged, n) for line in ("", note)),
+        ],
+    )  # fmt: skip
+
+
+def tables(scores: dict[str, Path]) -> list[PaperTable]:
+    """``scores``: dataset -> its ``scores.csv`` (``bioasq`` and ``covidqa``)."""
+    runs = {ds: read_scores(path) for ds, path in scores.items()}
+    out = [methods_table(runs)]
+    if "bioasq" in runs:
+        out.append(contexts_table(runs["bioasq"]))
+    return out

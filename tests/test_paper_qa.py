@@ -1,0 +1,86 @@
+"""The QA pipeline (experiments/qa): its two tables are rendered from the tracked per-question
+scores, every interval recomputes from them, and a run whose arms cannot be paired is refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from biochunk.errors import UserError
+from biochunk.evaluation.papers import mean_ci, paired_delta
+from biochunk.evaluation.reports import qa
+from tests.conftest import ROOT
+
+METHODS = ["fixed", "recursive", "adaptive", "cluster"]
+
+
+def _scores(path, arms, n=30, seed=0, holds=True):
+    """evaluate_qa's scores.csv for ``n`` questions and ``arms`` (``adaptive`` a little better)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a in arms:
+        for q in range(n):
+            f = float(np.clip(rng.normal(0.2 + (0.05 if a == "adaptive" else 0.0), 0.1), 0, 1))
+            rows.append({"question_id": f"q{q:02d}", "method": a, "rouge2_precision": f, "rouge2_recall": f, "rouge2_f1": f,
+                         "rougesu4_f1": f / 2, "bertscore_f1": 0.5 + f, "declined": 0.0, "yesno_correct": np.nan,
+                         "context_has_answer": float(rng.random() < 0.4) if holds and a not in qa.CONTEXTS else np.nan})  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_the_tables_are_means_and_paired_differences_of_the_per_question_scores(tmp_path):
+    bio = _scores(tmp_path / "bioasq.csv", [*METHODS, "reshaped", "gold", "none"], holds=False)
+    cov = _scores(tmp_path / "covidqa.csv", METHODS, n=20, seed=1)
+    methods, contexts = qa.tables({"bioasq": bio, "covidqa": cov})
+    assert [r.label for r in methods.rows] == METHODS
+    assert "COVID-QA context holds the answer" in methods.metrics and "BioASQ context holds the answer" not in methods.metrics
+    b, c = pd.read_csv(bio), pd.read_csv(cov)
+    arm = lambda d, m, col: d[d["method"] == m].sort_values("question_id")[col].to_numpy()  # noqa: E731
+    adaptive = next(r for r in methods.rows if r.label == "adaptive")
+    assert adaptive.ours["BioASQ ROUGE-2 F1"] == mean_ci(arm(b, "adaptive", "rouge2_f1"))
+    assert adaptive.ours["COVID-QA context holds the answer"] == mean_ci(arm(c, "adaptive", "context_has_answer"))
+    d = next(x for x in methods.differences if x.label == "adaptive − recursive (COVID-QA)")
+    assert d.ours == paired_delta(arm(c, "recursive", "rouge2_f1"), arm(c, "adaptive", "rouge2_f1"))
+    assert len(methods.differences) == 6 and all(x.paper is None for x in methods.differences)  # 3 methods x 2 datasets
+    assert [r.label for r in contexts.rows] == ["no context", "retrieved (recursive)", "reshaped", "gold snippets"]
+    g = next(x for x in contexts.differences if x.label == "gold snippets − no context" and x.metric == "BERTScore F1")
+    assert g.ours == paired_delta(arm(b, "none", "bertscore_f1"), arm(b, "gold", "bertscore_f1"))
+    assert len(contexts.differences) == 15  # five contrasts x three measures
+    assert any(n.startswith("Multiple comparisons: 15 paired differences") for n in contexts.notes)
+
+
+def test_a_run_that_cannot_be_paired_or_lacks_the_baseline_is_refused(tmp_path):
+    path = _scores(tmp_path / "s.csv", METHODS)
+    d = pd.read_csv(path)
+    d[~((d["method"] == "fixed") & (d["question_id"] == "q00"))].to_csv(path, index=False)
+    with pytest.raises(UserError, match="answered different questions"):
+        qa.tables({"covidqa": path})
+    with pytest.raises(UserError, match="no recursive arm"):
+        qa.tables({"covidqa": _scores(tmp_path / "t.csv", ["fixed", "adaptive"])})
+    with pytest.raises(UserError, match="input file not found"):
+        qa.tables({"covidqa": tmp_path / "none.csv"})
+
+
+def _report_stage() -> dict:
+    return yaml.safe_load((ROOT / "experiments/qa/dvc.yaml").read_text())["stages"]["report"]
+
+
+def test_the_committed_tables_recompute_from_the_tracked_scores():
+    """Every interval of both published tables, from metrics/papers/qa/<dataset>/report/scores.csv."""
+    words = _report_stage()["cmd"].split()
+    reports = [ROOT / w for w in words[words.index("--reports") + 1 : words.index("--results")]]
+    tables = qa.tables({r.parent.name: r / "scores.csv" for r in reports})
+    for t in tables:
+        shown = json.loads((ROOT / f"docs/results/data/{t.paper}-{t.section}.json").read_text())
+        again = {(r.label, m): e for r in t.rows for m, e in r.ours.items()}
+        assert len(again) == sum(len(r["ours"]) for r in shown["rows"])
+        for r in shown["rows"]:
+            for m, e in r["ours"].items():
+                assert (again[(r["label"], m)].value, again[(r["label"], m)].lo, again[(r["label"], m)].hi) == pytest.approx(
+                    (e["value"], e["lo"], e["hi"]), abs=1e-12
+                )
