@@ -99,6 +99,7 @@ TRACKED_REPORTS = sorted(
 )  # fmt: skip
 
 
+@pytest.mark.slow  # a copy of the checkout and a report run per paper: the full suite only
 @pytest.mark.parametrize("paper", TRACKED_REPORTS)
 def test_a_report_reading_tracked_files_only_renders_its_page_in_a_fresh_copy(paper, tmp_path):
     # What a fresh clone holds is enough: the report's command, run in a copy of the tracked
