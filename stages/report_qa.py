@@ -9,7 +9,7 @@ JSON beside them.
 import logging
 from pathlib import Path
 
-from biochunk import cli
+from biochunk import cli, params
 from biochunk.evaluation.papers import publish
 from biochunk.evaluation.reports import qa
 
@@ -23,8 +23,15 @@ def main() -> None:
         help="evaluate_qa's report folders, metrics/papers/qa/<dataset>/report (the dataset is the folder above)",
     )  # fmt: skip
     ap.add_argument("--results", required=True, type=Path, help="the results folder (docs/results)")
+    ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args()
-    for table in qa.tables({r.parent.name: r / "scores.csv" for r in args.reports}):
+    ev = params.section("evaluate", args.params)
+    gp = params.section("generate", args.params)
+    qp = params.section("qa", args.params)
+    xp = params.section("evaluate_qa", args.params)
+    # The runs' own settings: the page's intervals use evaluate_qa's resamples and seed.
+    s = qa.Settings(ev.bootstrap, ev.seed, gp.model, qp.n_examples, xp.bertscore_model, xp.bertscore_layers)
+    for table in qa.tables({r.parent.name: r / "scores.csv" for r in args.reports}, s):
         md, js = publish(table, args.results)
         log.info("%s: %s, %s", table.section, md, js)
 

@@ -3,6 +3,7 @@ scores, every interval recomputes from them, and a run whose arms cannot be pair
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -16,6 +17,7 @@ from biochunk.evaluation.reports import qa
 from tests.conftest import ROOT
 
 METHODS = ["fixed", "recursive", "adaptive", "cluster"]
+SETTINGS = qa.Settings(1000, 42, "smollm2-135m", 1, "minilm", 4)
 
 
 def _scores(path, arms, n=30, seed=0, holds=True):
@@ -36,7 +38,7 @@ def _scores(path, arms, n=30, seed=0, holds=True):
 def test_the_tables_are_means_and_paired_differences_of_the_per_question_scores(tmp_path):
     bio = _scores(tmp_path / "bioasq.csv", [*METHODS, "reshaped", "gold", "none"], holds=False)
     cov = _scores(tmp_path / "covidqa.csv", METHODS, n=20, seed=1)
-    methods, contexts = qa.tables({"bioasq": bio, "covidqa": cov})
+    methods, contexts = qa.tables({"bioasq": bio, "covidqa": cov}, SETTINGS)
     assert [r.label for r in methods.rows] == METHODS
     assert "COVID-QA context holds the answer" in methods.metrics and "BioASQ context holds the answer" not in methods.metrics
     b, c = pd.read_csv(bio), pd.read_csv(cov)
@@ -54,16 +56,27 @@ def test_the_tables_are_means_and_paired_differences_of_the_per_question_scores(
     assert any(n.startswith("Multiple comparisons: 15 paired differences") for n in contexts.notes)
 
 
+def test_each_declared_param_reaches_the_page(tmp_path):
+    # The report stage's params: the resamples and seed move the intervals, the models the models line.
+    cov = _scores(tmp_path / "covidqa.csv", METHODS)
+    base = qa.tables({"covidqa": cov}, SETTINGS)[0]
+    for field, value in (("n_boot", 200), ("seed", 7), ("generator", "meta-llama/Llama-3.1-8B-Instruct"), ("n_examples", 3),
+                         ("bertscore_model", "roberta-large"), ("bertscore_layers", 17)):  # fmt: skip
+        other = qa.tables({"covidqa": cov}, dataclasses.replace(SETTINGS, **{field: value}))[0]
+        changed = (other.rows[0].ours != base.rows[0].ours) if field in ("n_boot", "seed") else (other.models != base.models)
+        assert changed, field
+
+
 def test_a_run_that_cannot_be_paired_or_lacks_the_baseline_is_refused(tmp_path):
     path = _scores(tmp_path / "s.csv", METHODS)
     d = pd.read_csv(path)
     d[~((d["method"] == "fixed") & (d["question_id"] == "q00"))].to_csv(path, index=False)
     with pytest.raises(UserError, match="answered different questions"):
-        qa.tables({"covidqa": path})
+        qa.tables({"covidqa": path}, SETTINGS)
     with pytest.raises(UserError, match="no recursive arm"):
-        qa.tables({"covidqa": _scores(tmp_path / "t.csv", ["fixed", "adaptive"])})
+        qa.tables({"covidqa": _scores(tmp_path / "t.csv", ["fixed", "adaptive"])}, SETTINGS)
     with pytest.raises(UserError, match="input file not found"):
-        qa.tables({"covidqa": tmp_path / "none.csv"})
+        qa.tables({"covidqa": tmp_path / "none.csv"}, SETTINGS)
 
 
 def _report_stage() -> dict:
@@ -74,7 +87,10 @@ def test_the_committed_tables_recompute_from_the_tracked_scores():
     """Every interval of both published tables, from metrics/papers/qa/<dataset>/report/scores.csv."""
     words = _report_stage()["cmd"].split()
     reports = [ROOT / w for w in words[words.index("--reports") + 1 : words.index("--results")]]
-    tables = qa.tables({r.parent.name: r / "scores.csv" for r in reports})
+    p = yaml.safe_load((ROOT / "params.yaml").read_text())
+    s = qa.Settings(p["evaluate"]["bootstrap"], p["evaluate"]["seed"], p["generate"]["model"], p["qa"]["n_examples"],
+                    p["evaluate_qa"]["bertscore_model"], p["evaluate_qa"]["bertscore_layers"])  # fmt: skip
+    tables = qa.tables({r.parent.name: r / "scores.csv" for r in reports}, s)
     for t in tables:
         shown = json.loads((ROOT / f"docs/results/data/{t.paper}-{t.section}.json").read_text())
         again = {(r.label, m): e for r in t.rows for m, e in r.ours.items()}

@@ -22,6 +22,7 @@ reshaping paper's own comparisons are the Tables 1, 2 and 5 of its pipeline
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -38,6 +39,26 @@ HOLDS = "context_has_answer"  # the gold answer span appears whole in the contex
 BASE = "recursive"  # the clinical study's baseline splitter; every chunk method is compared with it
 CONTEXTS = ("none", "gold", "reshaped")  # the arms of qa.contexts that are not a chunk method's retrieval
 COLUMNS = ("question_id", "method", *MEASURES, HOLDS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the runs were made with (params.yaml; the datasets' files set only qa.corpus,
+    qa.max_questions and qa.contexts): the intervals' resamples and seed, and the models line."""
+
+    n_boot: int  # evaluate.bootstrap
+    seed: int  # evaluate.seed
+    generator: str  # generate.model
+    n_examples: int  # qa.n_examples
+    bertscore_model: str  # evaluate_qa.bertscore_model
+    bertscore_layers: int  # evaluate_qa.bertscore_layers
+
+    def models(self, embeds: str) -> str:
+        shots = {0: "no in-context example", 1: "one in-context example"}.get(self.n_examples, f"{self.n_examples} in-context examples")
+        return (
+            f"{self.generator} (generate.model, greedy), {shots} (qa.n_examples); the embed.model encoder for {embeds}; "
+            f"BERTScore with {self.bertscore_model} (layer {self.bertscore_layers})"
+        )
 
 
 def read_scores(path: Path) -> pd.DataFrame:
@@ -72,7 +93,7 @@ def _holds(scores: pd.DataFrame) -> pd.DataFrame | None:
     return None if w.isna().any().any() else w
 
 
-def methods_table(runs: dict[str, pd.DataFrame]) -> PaperTable:
+def methods_table(runs: dict[str, pd.DataFrame], s: Settings) -> PaperTable:
     """Chunk method × dataset: the three F1s with intervals (and, where the answer is a span of
     the text, how often the context held it), then every method minus ``recursive`` on ROUGE-2 F1."""
     names = {ds: methods(s) for ds, s in runs.items()}
@@ -88,25 +109,24 @@ def methods_table(runs: dict[str, pd.DataFrame]) -> PaperTable:
             metrics.append(f"{name} {label}")
             w = wide(scores, col)
             for m in names[ds]:
-                rows[m][f"{name} {label}"] = mean_ci(w[m].to_numpy())
+                rows[m][f"{name} {label}"] = mean_ci(w[m].to_numpy(), s.n_boot, s.seed)
         if holds is not None:
             metrics.append(f"{name} context holds the answer")
             for m in names[ds]:
-                rows[m][f"{name} context holds the answer"] = mean_ci(holds[m].to_numpy(dtype=float))
+                rows[m][f"{name} context holds the answer"] = mean_ci(holds[m].to_numpy(dtype=float), s.n_boot, s.seed)
         w = wide(scores, PRIMARY)
         base = w[BASE].to_numpy()
         for m in names[ds]:
             if m != BASE:
                 x = w[m].to_numpy()
-                judged.append(Judged(Difference(f"{m} − {BASE} ({name})", f"{name} {MEASURES[PRIMARY]}", None, paired_delta(base, x)), x - base))
+                judged.append(Judged(Difference(f"{m} − {BASE} ({name})", f"{name} {MEASURES[PRIMARY]}", None, paired_delta(base, x, s.n_boot, s.seed)), x - base))
     n = {NAMES.get(ds, ds): s["question_id"].nunique() for ds, s in runs.items()}
     return PaperTable(
         paper=PAGE, section="methods",
         title="QA through retrieval + generation: each chunk method's retrieved context (" + ", ".join(n) + ")",
         command=COMMAND,
         sample="; ".join(f"{name}: {q} questions (a seeded sample), every method answering the same ones" for name, q in n.items()),
-        models="SmolLM2-135M-Instruct (generate.model, greedy), one in-context example (qa.n_examples); MiniLM for "
-        "the chunk embeddings, dense retrieval and BERTScore (layer 4)",
+        models=s.models("the chunk embeddings, dense retrieval"),
         wall_s=None, metrics=metrics, rows=[Row(m, {}, rows[m]) for m in order],
         differences=[j.diff for j in judged], digits=3,
         notes=[
@@ -122,7 +142,7 @@ def methods_table(runs: dict[str, pd.DataFrame]) -> PaperTable:
     )  # fmt: skip
 
 
-def contexts_table(scores: pd.DataFrame) -> PaperTable:
+def contexts_table(scores: pd.DataFrame, s: Settings) -> PaperTable:
     """BioASQ: no context, ``recursive``'s retrieved context, the reshaped context and the gold
     snippets, with every measure's interval; each arm minus no context and minus the retrieved one."""
     arms = [a for a in ("none", BASE, "reshaped", "gold") if a in set(scores["method"])]
@@ -130,19 +150,18 @@ def contexts_table(scores: pd.DataFrame) -> PaperTable:
         raise UserError(f"bioasq: arms {sorted(set(scores['method']))}; qa.contexts must hold retrieved, reshaped, gold and none, qa.methods {BASE}")
     labels = {"none": "no context", BASE: f"retrieved ({BASE})", "reshaped": "reshaped", "gold": "gold snippets"}
     per = {col: wide(scores, col) for col in MEASURES}
-    rows = [Row(labels[a], {}, {label: mean_ci(per[col][a].to_numpy()) for col, label in MEASURES.items()}) for a in arms]
+    rows = [Row(labels[a], {}, {label: mean_ci(per[col][a].to_numpy(), s.n_boot, s.seed) for col, label in MEASURES.items()}) for a in arms]
     judged = []
     for b, a in (((BASE, "none"), ("reshaped", "none"), ("gold", "none"), ("reshaped", BASE), ("gold", BASE))):
         for col, label in MEASURES.items():
             x, y = per[col][a].to_numpy(), per[col][b].to_numpy()
-            judged.append(Judged(Difference(f"{labels[b]} − {labels[a]}", label, None, paired_delta(x, y)), y - x))
+            judged.append(Judged(Difference(f"{labels[b]} − {labels[a]}", label, None, paired_delta(x, y, s.n_boot, s.seed)), y - x))
     n = scores["question_id"].nunique()
     return PaperTable(
         paper=PAGE, section="contexts",
         title="What the model reads: no context, retrieved chunks, the reshaped context, the gold snippets (BioASQ)",
         command=COMMAND, sample=f"BioASQ: {n} questions (a seeded sample), every arm answering the same ones",
-        models="SmolLM2-135M-Instruct (generate.model, greedy), one in-context example (qa.n_examples); MiniLM for "
-        "the embeddings, the communities and BERTScore (layer 4)",
+        models=s.models("the embeddings, the communities"),
         wall_s=None, metrics=list(MEASURES.values()), rows=rows, differences=[j.diff for j in judged], digits=3,
         notes=[
             f"`retrieved ({BASE})`: the top qa.top_k chunks of the 1,000 / 100-character recursive splitter; `reshaped`: "
@@ -160,10 +179,10 @@ def contexts_table(scores: pd.DataFrame) -> PaperTable:
     )  # fmt: skip
 
 
-def tables(scores: dict[str, Path]) -> list[PaperTable]:
-    """``scores``: dataset -> its ``scores.csv`` (``bioasq`` and ``covidqa``)."""
+def tables(scores: dict[str, Path], s: Settings) -> list[PaperTable]:
+    """``scores``: dataset -> its ``scores.csv`` (``bioasq`` and ``covidqa``); ``s``: what the runs used."""
     runs = {ds: read_scores(path) for ds, path in scores.items()}
-    out = [methods_table(runs)]
+    out = [methods_table(runs, s)]
     if "bioasq" in runs:
-        out.append(contexts_table(runs["bioasq"]))
+        out.append(contexts_table(runs["bioasq"], s))
     return out
