@@ -63,6 +63,21 @@ T = TypeVar("T")
 DEFAULTS = Path(__file__).resolve().parents[1] / "params.yaml"
 
 
+def defaults_path() -> Path:
+    """The params.yaml whose values a partial params file's missing keys take: that of the
+    checkout the process runs in, else ``DEFAULTS`` (the one beside this package).
+
+    DVC runs every stage at its repository's root, and a queued or ``--temp`` experiment in
+    a copy of it whose params.yaml holds the experiment's ``-S`` values. The package is
+    installed in editable mode from the workspace, so ``DEFAULTS`` there names the
+    workspace's file: a stage of ``experiments/qa`` (whose files name a few keys each) would
+    run on the workspace's values and DVC would record the experiment's."""
+    here = Path.cwd()
+    if (here / "params.yaml").is_file() and (here / "biochunk" / "params.py").is_file():
+        return here / "params.yaml"
+    return DEFAULTS
+
+
 def _between(key: str, value: float | int | None, lo: float | None, hi: float | None) -> None:
     if value is None:
         return
@@ -835,22 +850,24 @@ def _no_duplicate_keys(node: yaml.Node, name: str, where: str) -> None:
             _no_duplicate_keys(item, name, f"{where}[{i}]")
 
 
-_LOADED: dict[tuple[str, int, int], dict[str, Any]] = {}
+_LOADED: dict[tuple, dict[str, Any]] = {}
 
 
 def load(path: str | Path = "params.yaml") -> dict[str, Any]:
     """Every section of the params file, parsed and validated: section name -> dataclass.
 
     Stages call it (through ``section``) before reading any input. Sections and keys the
-    file lacks take their values from the repository's params.yaml (``DEFAULTS``); unknown
+    file lacks take their values from the repository's params.yaml (``defaults_path``); unknown
     sections are refused. Where a dvc.yaml lies beside the file, every key it lists under a
     stage's ``params:`` must be present, because DVC stops a stage whose listed param is
     missing only when that stage's turn comes.
     """
     p = Path(path)
     try:
-        st = p.stat()
-        key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+        st, d = p.stat(), defaults_path()
+        dst = d.stat()
+        # The defaults are part of the result: a process that moves to another checkout reads again.
+        key = (str(p.resolve()), st.st_mtime_ns, st.st_size, str(d), dst.st_mtime_ns, dst.st_size)
     except OSError:
         key = None
     if key is not None and key in _LOADED:
@@ -904,16 +921,17 @@ _DEFAULT_DATA: dict[tuple[str, int, int], dict[str, Any]] = {}
 
 def _default_data() -> dict[str, Any]:
     """``DEFAULTS`` as plain data, read once (again only if the file changes)."""
+    path = defaults_path()
     try:
-        st = DEFAULTS.stat()
+        st = path.stat()
     except OSError:
         raise UserError(
-            f"default params file not found: {DEFAULTS}; biochunk reads every param's default from the repository's params.yaml"
+            f"default params file not found: {path}; biochunk reads every param's default from the repository's params.yaml"
         ) from None
-    key = (str(DEFAULTS), st.st_mtime_ns, st.st_size)
+    key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _DEFAULT_DATA:
         _DEFAULT_DATA.clear()
-        _DEFAULT_DATA[key] = load_yaml(DEFAULTS)
+        _DEFAULT_DATA[key] = load_yaml(path)
     return _DEFAULT_DATA[key]
 
 
@@ -1002,7 +1020,7 @@ def parse(cls: type[T], raw: dict[str, Any], prefix: str) -> T:
     merged = {**_default_raw(cls), **raw}
     absent = [k for k in fields if k not in merged]
     if absent:
-        raise UserError(f"{prefix}.{absent[0]} is missing and {DEFAULTS} does not set it either; add it there")
+        raise UserError(f"{prefix}.{absent[0]} is missing and {defaults_path()} does not set it either; add it there")
     hints = typing.get_type_hints(cls)
     # The file's own keys first, in its order: the first bad one is the one named.
     values = {k: _coerce(f"{prefix}.{k}", merged[k], hints[k]) for k in [*raw, *(k for k in fields if k not in raw)]}

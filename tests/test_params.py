@@ -184,9 +184,30 @@ def test_a_key_the_default_params_lack_is_named(tmp_path, monkeypatch):
     defaults = tmp_path / "defaults.yaml"
     defaults.write_text(yaml.safe_dump(data))
     monkeypatch.setattr(params, "DEFAULTS", defaults)
+    monkeypatch.chdir(tmp_path)  # not a checkout: the package's params.yaml (DEFAULTS) is the defaults
     with pytest.raises(UserError, match=r"^rank.top_k is missing and .*defaults.yaml does not set it either; add it there$"):
         params.section("rank", data={})
     assert params.section("rank", data={"rank": {"top_k": 3}}).top_k == 3
+
+
+def test_a_partial_file_takes_its_missing_keys_from_the_checkout_it_runs_in(tmp_path, monkeypatch):
+    # A queued or --temp experiment runs in a copy whose params.yaml holds its -S values, while the
+    # editable install's DEFAULTS names the workspace's file: the copy's values must win, or DVC
+    # records one header and the stage cuts with another.
+    data = params.load_yaml(ROOT / "params.yaml")
+    assert data["chunk"]["header"] != "none"
+    data["chunk"]["header"] = "none"
+    (tmp_path / "biochunk").mkdir()
+    (tmp_path / "biochunk" / "params.py").write_text("")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    partial = tmp_path / "run.yaml"
+    partial.write_text("qa:\n  max_questions: 40\n")
+    monkeypatch.chdir(tmp_path)
+    assert params.defaults_path() == tmp_path / "params.yaml"
+    assert params.section("chunk", partial).header == "none"
+    assert params.section("qa", partial).max_questions == 40
+    monkeypatch.chdir(ROOT)  # the same file read from the workspace: the workspace's value, not a cached one
+    assert params.section("chunk", partial).header == params.load_yaml(ROOT / "params.yaml")["chunk"]["header"] != "none"
 
 
 def test_a_change_the_method_does_not_read_is_named_with_the_methods_that_read_it():
