@@ -187,8 +187,9 @@ paper-retrieval: install
 
 # QA through retrieval + generation: a DVC pipeline (experiments/qa/dvc.yaml; BioASQ and COVID-QA
 # from experiments/datasets): 40 questions per dataset answered with each chunk method's retrieved
-# context (BioASQ also the reshaped, gold and no context), into docs/results/qa.md. The sample is
-# a param: -S experiments/qa/covidqa.yaml:qa.max_questions=null through `dvc exp run experiments/qa/dvc.yaml`.
+# context (BioASQ also the reshaped, gold and no context; adaptive also without its micro-header),
+# into docs/results/qa.md. The sample is a param: -S experiments/qa/covidqa.yaml:qa.max_questions=null
+# through `dvc exp run experiments/qa/dvc.yaml` (and the same in covidqa-header.yaml, or the pairs break).
 paper-qa: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/dvc repro experiments/qa/dvc.yaml
 

@@ -117,7 +117,7 @@ def test_inputs_named_in_the_command_are_dependencies(name):
     for flag, value in zip(words, words[1:]):
         if not flag.startswith("--") or "/" not in value or flag == "--cache":
             continue  # a cache is read and written by the stage and never hashed (dvc.lock stays small)
-        if flag in ("--params", "--paper", "--paper-params"):
+        if flag in ("--params", "--paper", "--paper-params", "--header-params"):
             continue  # params files: DVC tracks the keys the stage reads (its params:), not the file
         if value in outs or any(o.startswith(value.rstrip("/") + "/") for o in outs):
             continue  # an output folder, or the folder of declared output files
