@@ -123,6 +123,22 @@ def _report_stage() -> dict:
     return yaml.safe_load((ROOT / "experiments/qa/dvc.yaml").read_text())["stages"]["report"]
 
 
+def test_each_run_file_sets_exactly_the_keys_its_stage_declares_from_it():
+    # A key set in experiments/qa/<run>.yaml but not declared would change a run while DVC saw
+    # nothing (generate_qa and evaluate_qa declare params.yaml's keys only); and the report reads
+    # the main runs' chunk.header from params.yaml, which holds only while their files leave it out.
+    stages = yaml.safe_load((ROOT / "experiments/qa/dvc.yaml").read_text())["stages"]
+    seen = 0
+    for name in ("qa_context", "qa_context_header"):
+        spec = stages[name]
+        ((template, keys),) = [(f, k) for e in spec["do"]["params"] if isinstance(e, dict) for f, k in e.items() if f != "params.yaml"]
+        for item in spec["foreach"]:
+            data = yaml.safe_load((ROOT / template.replace("${item}", item)).read_text())
+            assert {f"{sec}.{k}" for sec, body in data.items() for k in body} == set(keys), template.replace("${item}", item)
+            seen += 1
+    assert seen == 4
+
+
 def _flags(cmd: str) -> dict[str, list[str]]:
     """The report command's flags and the values after each."""
     out: dict[str, list[str]] = {}
