@@ -920,7 +920,7 @@ _DEFAULT_DATA: dict[tuple[str, int, int], dict[str, Any]] = {}
 
 
 def _default_data() -> dict[str, Any]:
-    """``DEFAULTS`` as plain data, read once (again only if the file changes)."""
+    """``defaults_path()``'s file as plain data, read once (again only if the path or the file changes)."""
     path = defaults_path()
     try:
         st = path.stat()
