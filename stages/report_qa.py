@@ -36,17 +36,17 @@ def main() -> None:
     args = ap.parse_args()
     if len(args.header_params) != len(args.headers):
         raise UserError(f"--header-params: give one per --headers folder ({len(args.headers)}), in the same order")
-    runs = {}
-    for folder in args.headers:
+    cp = params.section("chunk", args.params)
+    runs, headers = {}, {}
+    for folder, path in zip(args.headers, args.header_params):
         name = folder.parent.name
         if not name.endswith(qa.HEADER_RUN):
             raise UserError(f"--headers {folder}: not a header run's report (metrics/papers/qa/<dataset>{qa.HEADER_RUN}/report)")
-        runs[name.removesuffix(qa.HEADER_RUN)] = folder / "scores.csv"
-    cp = params.section("chunk", args.params)
-    headers = {}
-    for ds, path in zip(runs, args.header_params):
+        ds = name.removesuffix(qa.HEADER_RUN)
+        if ds in runs:
+            raise UserError(f"--headers {folder}: a second header run of {ds}; give one per dataset")
         hp = params.section("chunk", path)
-        headers[ds] = (cp.header, hp.header)
+        runs[ds], headers[ds] = folder / "scores.csv", (cp.header, hp.header)
     ev = params.section("evaluate", args.params)
     gp = params.section("generate", args.params)
     qp = params.section("qa", args.params)

@@ -177,6 +177,8 @@ def test_the_committed_tables_recompute_from_the_tracked_scores():
     [
         (["--headers", "metrics/papers/qa/bioasq-header/report"], "--header-params: give one per --headers folder (1), in the same order"),
         (["--headers", "metrics/papers/qa/bioasq/report", "--header-params", "experiments/qa/bioasq-header.yaml"], "not a header run's report"),
+        (["--headers", *["metrics/papers/qa/bioasq-header/report"] * 2, "--header-params", *["experiments/qa/bioasq-header.yaml"] * 2],
+         "a second header run of bioasq"),
     ],
 )
 def test_report_qa_refuses_unpaired_header_arguments_in_one_line_before_writing(tmp_path, extra, needle):
