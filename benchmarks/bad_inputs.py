@@ -433,6 +433,8 @@ SAFE: dict[str, bytes] = {
     "sentinel.txt": b"keep me\n",
     ".git/HEAD": b"ref: refs/heads/main\n",
 }
+# A converted corpus's report.json as convert_local writes it (the tables are not read before the checks).
+CONVERTED: dict[str, bytes] = {"conv/report.json": b'{"dataset": "corpus", "kind": "folder", "task": "documents"}'}
 COMPARE_OUTS = ("out", "report.html", "chunks.parquet", "metrics.json", "data")  # what a bug would write, wherever
 SQUAD_ONE = json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "Aspirin treats pain.", "qas": [{"id": "q1", "question": "What treats pain?", "answers": [{"text": "Aspirin", "answer_start": 0}]}]}]}]}).encode()  # fmt: skip
 
@@ -526,6 +528,12 @@ OUTPUT_CASES: list[Case] = [
     case("describe-not-converted", "outputs", ("describe.py", ("--dataset", "embedded", "--data", "{d}/raw", "--out", "{d}/d.json"), ("d.json",)), "input file not found: {d}/raw/report.json", files=safe(embedded_raw()), guard=intact(embedded_raw()), params_arg=False),
     case("compare-data-not-converted", "outputs", ("compare.py", ("--data", "{d}/corpus", "--out", "{d}/out"), ("out",)), "--data '{d}/corpus': no readable report.json there; name the folder stages/convert_local.py wrote", files=safe(), guard=intact()),
     case("compare-data-a-benchmark", "outputs", ("compare.py", ("--data", "{d}/interim", "--out", "{d}/out"), ("out",)), "report.json is not a converted local corpus's", files=safe({"interim/report.json": b'{"dataset": "embedded", "task": "triples"}'}), guard=intact()),
+    # compare's reranker from the compare_reranker stage (--reranker): its folder, for this corpus
+    case("compare-reranker-not-a-folder-of-it", "outputs", ("compare.py", ("--corpus", "{d}/corpus", "--reranker", "{d}/corpus", "--out", "{d}/out"), ("out",)), "--reranker '{d}/corpus': no readable report.json there; name the folder stages/compare_reranker.py wrote", files=safe(), guard=intact()),
+    case("compare-reranker-of-another-corpus", "outputs", ("compare.py", ("--corpus", "{d}/corpus", "--reranker", "{d}/rr", "--out", "{d}/out"), ("out",)), "--reranker '{d}/rr' was trained on 'other', not on the corpus compared, 'corpus'", files=safe({"rr/report.json": b'{"corpus": "other", "reranking": false, "max_length": 128}'}), guard=intact()),
+    case("compare-reranker-and-no-rerank", "flags", ("compare.py", ("--corpus", "{d}/corpus", "--reranker", "{d}/rr", "--no-rerank", "--out", "{d}/out"), ("out",)), "argument --no-rerank: not allowed with argument --reranker", files=safe(), guard=intact()),
+    case("compare-reranker-data-not-converted", "outputs", ("compare_reranker.py", ("--data", "{d}/corpus", "--out", "{d}/rr"), ("rr",)), "--data '{d}/corpus': no readable report.json there", files=safe(), guard=intact()),
+    case("compare-reranker-out-inside-data", "outputs", ("compare_reranker.py", ("--data", "{d}/conv", "--out", "{d}/conv/rr"), ("conv/rr",)), "--out '{d}/conv/rr' overlaps --data '{d}/conv'", files=safe(CONVERTED), guard=intact(CONVERTED)),
     case("compare-data-out-inside", "outputs", ("compare.py", ("--data", "{d}/corpus", "--out", "{d}/corpus/out"), ("corpus/out",)), "--out '{d}/corpus/out' overlaps --data '{d}/corpus'", files=safe(), guard=intact()),
     case("out-existing-folder", "outputs", compare_stage("--out", "{d}/docs"), "--out '{d}/docs' is an existing folder that compare did not write", files=safe(DOCS), guard=intact(DOCS)),
     case("out-folder-of-another-command", "outputs", compare_stage("--out", "{d}/docs"), "compare did not write", files=safe(OTHER_COMMAND), guard=intact(OTHER_COMMAND)),

@@ -80,6 +80,10 @@ def run(main: Callable[[], None]) -> None:
     (Ctrl-C, SIGTERM, SIGHUP) one line and exits 128 + its number; no traceback for either."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("bitsandbytes.backends.cpu.ops").addFilter(_not_cpu_4bit_kernels)
+    # faiss tries its AVX512-SPR, AVX512 and AVX2 builds in turn and logs each miss at INFO with
+    # a ModuleNotFoundError: nine lines in every searching stage that read as a broken install
+    # on a machine where the generic build is the one that loads. Its warnings still show.
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     # Signal handlers can only be set from the main thread; elsewhere Python's defaults stay.
     previous = _install() if threading.current_thread() is threading.main_thread() else {}
     try:

@@ -50,7 +50,6 @@ from biochunk.datasets.qa import BIOASQ_UNITS, QA_DATASETS
 from biochunk.datasets.registry import DATASET_NAME, load_registry
 from biochunk.errors import UserError
 from biochunk.generation.model import QUANTIZE
-from biochunk.retrieval.contexts import CONTEXT_MODES, RETRIEVERS
 from biochunk.retrieval.dense import INDEX_KINDS, USE_GPU
 from biochunk.retrieval.fusion import AGGREGATIONS
 from biochunk.retrieval.rank import QUERIES
@@ -592,6 +591,11 @@ class QAParams:
     seed: int
 
     def validate(self, s: str) -> None:
+        # Imported here, not at the top: retrieval.contexts pulls in torch (through the
+        # cross-encoder), a second of start-up that every stage and CLI paid before its first
+        # params error. tests/test_params.py checks that `import biochunk.params` stays torch-free.
+        from biochunk.retrieval.contexts import CONTEXT_MODES, RETRIEVERS
+
         if not self.contexts:
             raise UserError(f"{s}.contexts must name at least one context; allowed: {', '.join(CONTEXT_MODES)}")
         for c in self.contexts:

@@ -12,7 +12,8 @@ changed); one declared but never read re-runs stages for nothing.
 - params: the ``params.section(...)`` objects the script builds and the fields it reads
   from them (an object passed on whole, or asked a method, counts as its whole section);
   a section the script reads only under a flag (its ``SECTION_FLAGS``, e.g. compare's
-  ``{"convert": "--corpus"}``) counts only for a command that passes that flag.
+  ``{"convert": "--corpus"}``) counts only for a command that passes that flag, and one it
+  reads only without a flag (``"not --reranker"``) only for a command that does not.
 """
 
 from __future__ import annotations
@@ -231,7 +232,8 @@ def section_reads(script: Path, cmd: str | None = None) -> dict[str, set[str] | 
     if cmd is not None:
         words = cmd.split()
         for sec, flag in section_flags(script).items():
-            if flag not in words:
+            without = flag.startswith("not ")
+            if (flag.removeprefix("not ") in words) == without:
                 reads.pop(sec, None)
     for sec, skip in EXECUTION_ONLY.items():
         if sec in reads:
@@ -243,7 +245,8 @@ def section_reads(script: Path, cmd: str | None = None) -> dict[str, set[str] | 
 
 
 def section_flags(script: Path) -> dict[str, str]:
-    """The script's ``SECTION_FLAGS`` (section -> the flag under which alone it is read), or {}.
+    """The script's ``SECTION_FLAGS`` (section -> the flag under which alone it is read, or
+    ``"not <flag>"``: the flag without which alone it is read), or {}.
 
     DVC re-runs a stage when a declared param changes: a section that a mode of the script
     reads (compare converts a corpus itself only with --corpus) would re-run a stage whose

@@ -6,7 +6,9 @@
 As DVC stages (``data.local: {name: path}``), ``convert_local@<name>`` converts the corpus (its
 path a dependency, so an edited document re-runs both) and ``compare@<name>`` reads the
 converted folder (``--data``), so a changed chunk or retrieval param re-runs the comparison
-only. The metrics land in ``metrics/compare-<name>.json``, each
+only. Where the corpus has train judgements, ``compare_reranker@<name>`` trains the reranker
+once and ``compare@<name>`` loads it (``--reranker``): a chunk param change does not train it
+again (about a third of compare's time on a 500-document SciFact sample). The metrics land in ``metrics/compare-<name>.json``, each
 question's nDCG@10 in ``metrics/compare-<name>-items.parquet`` (``--items``, ITEM_SCORES), so
 ``scripts/metrics_diff.py`` pairs two runs' changes over the same questions.
 
@@ -43,7 +45,7 @@ from biochunk import cli, models, params
 from biochunk.chunking import get, models_used
 from biochunk.chunking.runs import MethodRun
 from biochunk.compute import Engine
-from biochunk.datasets.local import KINDS, convert_local, dataset_name
+from biochunk.datasets.local import KINDS, convert_local, converted, dataset_name
 from biochunk.embedding import MemoEncoder
 from biochunk.evaluation import corpus_compare as compare
 from biochunk.evaluation.corpus_report import render
@@ -51,6 +53,7 @@ from biochunk.generation.rewrite import Rewriter
 from biochunk.errors import UserError
 from biochunk.io import CHUNKS, ITEM_SCORES, RUNS, atomic_path, check_output, scratch_dir, write_json, write_table
 from biochunk.partitions import EngineEncoder
+from biochunk.scoring import crossencoder
 from biochunk.retrieval.experiment import RETRIEVERS
 
 # Per method, to timing.json beside metrics.json, with the reranker's training seconds.
@@ -62,7 +65,9 @@ OWNER = "compare"
 # Read only where compare converts the corpus itself (--corpus, the one command): the DVC
 # stage reads convert_local's folder (--data), whose stage declares convert.skip_malformed, so
 # a change to it re-runs compare only if the converted tables change (scripts/stage_deps.py).
-SECTION_FLAGS = {"convert": "--corpus"}
+# train_reranker is read only where compare trains the reranker itself: not with --reranker
+# (the DVC stage loads what compare_reranker trained, so a reranker param re-runs that stage).
+SECTION_FLAGS = {"convert": "--corpus", "train_reranker": "not --reranker"}
 
 
 def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | None]:
@@ -75,7 +80,7 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | Non
     if args.out is not None:
         out_arg = args.out
     else:  # named after the corpus
-        out_arg = Path("build/compare") / (dataset_name(args.corpus) if args.corpus is not None else _converted(args.data)["dataset"])
+        out_arg = Path("build/compare") / (dataset_name(args.corpus) if args.corpus is not None else converted(args.data)["dataset"])
     # An output over or inside the corpus would replace documents (or add to them); one
     # holding the corpus would delete it with the old output.
     spare = {"the corpus": args.corpus} if args.corpus is not None else {"--data": args.data}
@@ -95,15 +100,18 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | Non
     return out, metrics, items
 
 
-def _converted(data: Path) -> dict[str, Any]:
-    """report.json of a folder that convert_local wrote (dataset, kind, task, notes), or one line naming the fix."""
-    fix = f"name the folder stages/convert_local.py wrote (`python stages/convert_local.py --corpus <path> --out {data}`)"
+def _reranker_report(folder: Path, corpus: str) -> dict[str, Any]:
+    """report.json of compare_reranker's folder, checked before any work: it exists, and it was
+    trained on the corpus compared (a reranker of another corpus would be scored as this one's)."""
+    fix = "name the folder stages/compare_reranker.py wrote for this corpus, or leave --reranker out to train one here"
     try:
-        report: Any = json.loads((data / "report.json").read_text(encoding="utf-8"))
+        report: Any = json.loads((folder / crossencoder.REPORT_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise UserError(f"--data {str(data)!r}: no readable report.json there; {fix}") from None
-    if not isinstance(report, dict) or not {"dataset", "kind", "task"} <= report.keys() or report["kind"] not in KINDS:
-        raise UserError(f"--data {str(data)!r}: report.json is not a converted local corpus's (no dataset, kind and task); {fix}")
+        raise UserError(f"--reranker {str(folder)!r}: no readable {crossencoder.REPORT_FILE} there; {fix}") from None
+    if not isinstance(report, dict) or not {"corpus", "reranking", "max_length"} <= report.keys():
+        raise UserError(f"--reranker {str(folder)!r}: not a compare_reranker output (its report names no corpus); {fix}")
+    if report["corpus"] != corpus:
+        raise UserError(f"--reranker {str(folder)!r} was trained on {report['corpus']!r}, not on the corpus compared, {corpus!r}; {fix}")
     return report
 
 
@@ -144,7 +152,12 @@ def main() -> None:
     ap.add_argument("--max-documents", type=int, default=None, help="the first n documents only, for a quick look")
     ap.add_argument("--samples", type=int, default=3, help="questions shown with their top chunks")
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the nDCG@10 intervals (0: none)")
-    ap.add_argument("--no-rerank", action="store_true", help="skip training a reranker even where there are train judgements")
+    rerank = ap.add_mutually_exclusive_group()
+    rerank.add_argument("--no-rerank", action="store_true", help="skip training a reranker even where there are train judgements")
+    rerank.add_argument(
+        "--reranker", type=Path, default=None,
+        help="the reranker stages/compare_reranker.py trained on this corpus (the DVC stage), used instead of training one",
+    )  # fmt: skip
     ap.add_argument(
         "--metrics", default=None, help="also write the metrics here (the DVC stage: metrics/compare-<name>.json)"
     )
@@ -157,7 +170,9 @@ def main() -> None:
     if args.data is not None and args.kind is not None:
         ap.error("--kind is --corpus's: convert_local recorded the layout of --data")
     out, metrics_path, items_path = check_flags(args)
-    converted = _converted(args.data) if args.data is not None else None  # what convert_local's run returned
+    report_of_data = converted(args.data) if args.data is not None else None  # what convert_local's run returned
+    name = report_of_data["dataset"] if report_of_data is not None else dataset_name(args.corpus)
+    trained_report = _reranker_report(args.reranker, name) if args.reranker is not None else None
     cp = params.section("chunk", args.params)
     rp = params.section("retrieve", args.params)
     ep = params.section("embed", args.params)
@@ -182,7 +197,7 @@ def main() -> None:
         log.warning(line)
     models.require(
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))]
-        + ([] if args.no_rerank else [(tp.model, "train_reranker.model")])
+        + ([] if args.no_rerank or args.reranker is not None else [(tp.model, "train_reranker.model")])
     )
 
     # A scratch folder tagged with this process: a run killed with SIGKILL leaves it behind
@@ -194,7 +209,7 @@ def main() -> None:
             vp = params.section("convert", args.params)
             info = convert_local(args.corpus, data, args.kind, skip_malformed=vp.skip_malformed)
         else:  # the convert_local stage did the above
-            data, info = args.data, converted
+            data, info = args.data, report_of_data
         corpus = compare.load(data, info["task"], args.max_documents)
         corpus.notes[:0] = info.get("notes", [])  # what the conversion did not read, on the page too
         log.info(
@@ -206,7 +221,14 @@ def main() -> None:
         )
         with Engine(xp) as engine:
             encoder = MemoEncoder(EngineEncoder(engine, ep, xp.partition_rows))
-            reranker = None if args.no_rerank else tp
+            reranker: Any = None if args.no_rerank else tp
+            if trained_report is not None:  # trained by the compare_reranker stage: loaded, not trained again
+                off = not trained_report["reranking"]
+                # The training's own max_length (a saved MiniLM head keeps it; a ready cross-encoder reads it here).
+                ce = None if off else crossencoder.load(str(args.reranker), max_length=trained_report["max_length"])
+                # What the stage added for this check and the load stays out of metrics.json, which
+                # is byte for byte the one command's (that trains in-process).
+                reranker = compare.Trained(ce, {k: v for k, v in trained_report.items() if k not in ("corpus", "max_length")})
             result = compare.run(
                 corpus, methods, chunk_params, rp, encoder, args.retrievers, args.samples, args.bootstrap, reranker, Rewriter
             )

@@ -1,6 +1,6 @@
 """The knob test's table and machinery: every param that a stage of dvc.yaml's triple,
 long-document, QA and classification branches, the retrieval branch's train_reranker and
-retrieve, and compare (a user's corpus), or a stage of the paper pipelines
+retrieve, and compare with its compare_reranker (a user's corpus), or a stage of the paper pipelines
 (``experiments/<paper>/dvc.yaml``: ``PAPER_STAGES``) declares reaches what that stage writes, or
 is named here as inert with the reason.
 
@@ -303,16 +303,28 @@ KNOBS["retrieve"] = {
 COMPARE = {"chunk_docs.methods": ["fixed"], "retrieve.chunk": {}, "retrieve.ks": [3, 5], "retrieve.save_depth": 5,
            "retrieve.rerank_depth": 4, **{k: v for k, v in RERANK.items() if k.startswith("train_reranker.")}}  # fmt: skip
 
+# The DVC stage compare loads the reranker that compare_reranker trained (--reranker) and reads
+# no train_reranker key itself: those are compare_reranker's knobs, below.
 KNOBS["compare"] = {
     **{k: _one_method(kn, COMPARE, "chunk_docs.methods") for k, kn in KNOBS["chunk"].items() if k not in ("chunk.method", *HYBRID_ONLY)},
     "chunk_docs.methods": Knob(["recursive"], COMPARE),
-    **_retrieval(COMPARE),
-    # compare trains its reranker on the corpus's train judgements (retrieve reads train_reranker's model).
-    "train_reranker.steps": Knob(3, COMPARE),
-    "train_reranker.batch_size": Knob(3, COMPARE),
-    "train_reranker.negatives": Knob(2, COMPARE),
-    "train_reranker.lr": Knob(0.01, COMPARE),
-    "train_reranker.head_lr": Knob(0.1, COMPARE),
+    **{k: kn for k, kn in _retrieval(COMPARE).items() if not k.startswith("train_reranker.")},
+}
+
+# compare_reranker trains compare's reranker on the converted knob corpus's train judgements
+# (BM25's hard negatives: retrieve.k1 and retrieve.b), as train_reranker does a benchmark's.
+COMPARE_RERANK = {k: v for k, v in COMPARE.items() if k.startswith("train_reranker.")}
+KNOBS["compare_reranker"] = {
+    "train_reranker.model": Knob(MINILM5, COMPARE_RERANK),
+    "train_reranker.steps": Knob(3, COMPARE_RERANK),
+    "train_reranker.batch_size": Knob(3, COMPARE_RERANK),
+    "train_reranker.negatives": Knob(2, COMPARE_RERANK),
+    "train_reranker.lr": Knob(0.01, COMPARE_RERANK),
+    "train_reranker.head_lr": Knob(0.1, COMPARE_RERANK),
+    "train_reranker.max_length": Knob(24, COMPARE_RERANK),
+    "train_reranker.seed": Knob(7, COMPARE_RERANK),
+    "retrieve.k1": Knob(3.0, COMPARE_RERANK),
+    "retrieve.b": Knob(0.0, COMPARE_RERANK),
 }
 
 # The paper pipelines (experiments/<paper>/dvc.yaml) run these stage scripts of their own (the
@@ -695,7 +707,8 @@ INERT["report@bioasq"] |= {
 # The triple branch (the default run), the long-document, QA and classification branches.
 STAGES = (
     "download", "convert", "chunk", "embed", "rank", "train_scorer", "generate", "evaluate", "chunk_docs", "evaluate_docs",
-    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "convert_local", "compare",
+    "qa_context", "generate_qa", "evaluate_qa", "classify", "train_reranker", "retrieve", "convert_local", "compare_reranker",
+    "compare",
 )  # fmt: skip
 
 
@@ -1120,12 +1133,21 @@ def _run(stage: str, dest: Path, env: dict, models: dict, changes: dict, out: Pa
             dest, env,
         )  # fmt: skip
         return [out / "o" / "runs.parquet", out / "o" / "contexts.parquet", out / "m.json", out / "scores.parquet"]
-    if stage == "compare":
-        # As the DVC branch runs it: convert_local, then compare on the converted folder.
+    if stage == "compare_reranker":
         run_stage(["stages/convert_local.py", "--corpus", "knob-beir", "--out", out / "data", *pf], dest, env)
+        run_stage(["stages/compare_reranker.py", "--data", out / "data", "--out", out / "o", *pf], dest, env)
+        # The saved cross-encoder and its report, less the training's wall time.
+        report = json.loads((out / "o" / "report.json").read_text())
+        (out / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "seconds"}, sort_keys=True))
+        return [out / "report.json", *sorted(f for f in (out / "o").rglob("*") if f.is_file() and f.name != "report.json")]
+    if stage == "compare":
+        # As the DVC branch runs it: convert_local, then compare on the converted folder with the
+        # reranker compare_reranker trained on it (under COMPARE, whatever the knob).
+        run_stage(["stages/convert_local.py", "--corpus", "knob-beir", "--out", out / "data", *pf], dest, env)
+        reranker = _compare_reranker(dest, env, models)
         run_stage(
-            ["stages/compare.py", "--data", out / "data", "--out", out / "o", "--metrics", out / "m.json", "--bootstrap", 50,
-             "--samples", 1, *pf],
+            ["stages/compare.py", "--data", out / "data", "--reranker", reranker, "--out", out / "o", "--metrics", out / "m.json",
+             "--bootstrap", 50, "--samples", 1, *pf],
             dest, env,
         )  # fmt: skip
         # The report's metrics with its sample questions (retrieve.seed picks them): on this small
@@ -1502,6 +1524,15 @@ def _reranker(dest: Path, env: dict, models: dict) -> str:
     return _once(dest, "reranker", make)
 
 
+def _compare_reranker(dest: Path, env: dict, models: dict) -> str:
+    """The reranker that compare loads: compare_reranker on the converted knob corpus under COMPARE."""
+    def make():
+        _run("compare_reranker", dest, env, models, COMPARE, dest / "knob-compare-reranker")
+        return str(dest / "knob-compare-reranker" / "o")
+
+    return _once(dest, "compare-reranker", make)
+
+
 def _qa(dest: Path, env: dict, models: dict, setting: dict) -> str:
     """The QA contexts that generate_qa reads: qa_context under the QA setting, with the
     example pool that ``setting`` asks for (qa.n_examples and qa.examples_by_type pick it)."""
@@ -1596,7 +1627,7 @@ BRANCHES = {
     "documents": ("chunk_docs", "classify"),
     "qa": ("qa_context", "generate_qa", "evaluate_qa", "train_reranker"),
     "retrieve": ("retrieve",),
-    "compare": ("compare",),
+    "compare": ("compare_reranker", "compare"),
     "papers": PAPER_STAGES,
 }
 # The DVC target the shared copy is run up to for a branch: every branch reads the embedded

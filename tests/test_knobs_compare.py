@@ -1,5 +1,6 @@
 """The knob cases (tests/knobs.py) of compare, the stage that compares chunk methods on a user's
-corpus (data.local): sizes, BM25, dense and hybrid retrieval with intervals, a trained reranker."""
+corpus (data.local): sizes, BM25, dense and hybrid retrieval with intervals, and a reranker,
+which compare_reranker trains."""
 
 from tests.knobs import branch_tests
 

@@ -313,6 +313,16 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     assert not _script()._compare_items(tmp_path / "other.parquet")
     off = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50)
     assert not off.rerank and any(n.startswith("reranking skipped: turned off") for n in off.notes)
+    # The DVC branch trains it in compare_reranker's stage and compare loads the saved folder:
+    # the same reranked run, score for score, as training inside the comparison.
+    from biochunk.retrieval import experiment
+    from biochunk.scoring import crossencoder
+
+    ce, report = experiment.train_reranker(corpus.coll, tp, rp.k1, rp.b, "the corpus")
+    crossencoder.save(ce, tmp_path / "reranker")
+    loaded = compare.Trained(crossencoder.load(str(tmp_path / "reranker"), max_length=tp.max_length), report)
+    again = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50, reranker=loaded)
+    assert again.rerank["reranked"] == c.rerank["reranked"] and again.rerank["reranked_minus_bm25"] == c.rerank["reranked_minus_bm25"]
 
 
 @pytest.mark.slow
@@ -328,7 +338,10 @@ def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
     assert run("git", "add", "-A").returncode == 0 and run("git", "commit", "-qm", "x").returncode == 0
     done = run("dvc", "repro", "compare@mine")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "Running stage 'convert_local@mine'" in done.stdout and "Running stage 'compare@mine'" in done.stdout
+    ran = [f"Running stage '{s}@mine'" in done.stdout for s in ("convert_local", "compare_reranker", "compare")]
+    assert all(ran), done.stdout[-3000:]
+    # No train judgements here: the reranker stage says so, and compare says that reranking is off.
+    assert json.loads((repo / "data/compare-reranker/mine/report.json").read_text())["reranking"] is False
     assert json.loads((repo / "data/local/mine/report.json").read_text())["kind"] == "folder"
     assert not (repo / "data/compare/mine/data").exists()  # the converted tables are convert_local's output only
     alone = run(sys.executable, "stages/compare.py", "--corpus", "docs/example-corpus", "--methods", "fixed", "--out", "build/c")
@@ -339,7 +352,12 @@ def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
     params = repo / "params.yaml"
     params.write_text(params.read_text().replace("window: 128", "window: 64", 1))
     stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
-    assert "compare@mine" in stale and "convert_local@mine" not in stale, stale
+    assert "compare@mine" in stale and "convert_local@mine" not in stale and "compare_reranker@mine" not in stale, stale
+    run("git", "checkout", "params.yaml")
+    # A reranker param re-runs the reranker's stage; compare follows only if what it trained changed.
+    params.write_text(params.read_text().replace("steps: 120", "steps: 60", 1))
+    stale = run("dvc", "status", "--with-deps", "compare@mine").stdout
+    assert "compare_reranker@mine" in stale and "dvc.yaml:compare@mine" not in stale.replace("compare_reranker", ""), stale
     run("git", "checkout", "params.yaml")
     # convert.skip_malformed is convert_local's param, not compare's (compare reads it with
     # --corpus only): the conversion re-runs, and compare too only if the tables changed.

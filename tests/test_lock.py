@@ -99,10 +99,13 @@ def test_a_section_read_under_a_flag_counts_only_for_commands_that_pass_it(tmp_p
     # compare reads convert.* only where it converts a corpus itself (--corpus); its DVC stage
     # (--data) must not declare it, or a change would re-run compare for nothing.
     compare = ROOT / "stages" / "compare.py"
-    assert sd.section_flags(compare) == {"convert": "--corpus"}
-    assert "convert" in sd.section_reads(compare, "python stages/compare.py --corpus docs/example-corpus")
+    assert sd.section_flags(compare) == {"convert": "--corpus", "train_reranker": "not --reranker"}
+    assert {"convert", "train_reranker"} <= sd.section_reads(compare, "python stages/compare.py --corpus docs/example-corpus").keys()
     assert "convert" not in sd.section_reads(compare, "python stages/compare.py --data data/local/mine")
-    assert "convert" in sd.section_reads(compare)  # no command: every read the script can make
+    # With --reranker it loads what compare_reranker trained: a reranker param re-runs that stage, not compare.
+    dvc = "python stages/compare.py --data data/local/mine --reranker data/compare-reranker/mine"
+    assert not {"convert", "train_reranker"} & sd.section_reads(compare, dvc).keys()
+    assert {"convert", "train_reranker"} <= sd.section_reads(compare).keys()  # no command: every read the script can make
     script = tmp_path / "s.py"
     script.write_text('p = params.section("convert", "params.yaml")\nq = p.skip_malformed\n')
     assert sd.section_flags(script) == {} and sd.section_reads(script, "python s.py") == {"convert": {"skip_malformed"}}

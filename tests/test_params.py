@@ -1,4 +1,5 @@
 import dataclasses
+import subprocess
 import sys
 
 import pytest
@@ -260,3 +261,15 @@ def test_recorded_reads_the_running_stage_from_its_own_lock(tmp_path, monkeypatc
     assert params.recorded("data/chunks/x") == {}
     monkeypatch.delenv("DVC_STAGE")
     assert params.recorded("data/chunks/x") == {}, "outside DVC there is no last run"
+
+
+def test_importing_params_leaves_torch_unloaded():
+    # QAParams.validate imports retrieval.contexts, which loads torch through the cross-encoder,
+    # where it checks qa.contexts: at the top of params.py it cost every stage and tool a second
+    # of start-up before its first params error (`import biochunk.params`: 2.0 s -> 0.7 s).
+    code = "import sys; from biochunk import params; params.section('chunk', data={}); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    # Validating the qa section still checks the contexts against the one list.
+    with pytest.raises(UserError, match="qa.contexts: unknown value 'gold-ish'"):
+        params.section("qa", data={"qa": {"contexts": ["gold-ish"]}})

@@ -22,6 +22,7 @@ folder without any.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -223,6 +224,20 @@ def convert_local(
     report.notes.extend(walk.warnings)
     info = convert(spec, raw, out, skip_malformed, report)
     return {"dataset": spec.name, "task": spec.task, **info}
+
+
+def converted(data: Path, flag: str = "--data") -> dict[str, Any]:
+    """The report.json of a folder that ``convert_local`` wrote (dataset, kind, task, notes), or
+    one line naming ``flag`` and the fix: the stages that read a converted corpus (compare and
+    compare_reranker) check it before any work."""
+    fix = f"name the folder stages/convert_local.py wrote (`python stages/convert_local.py --corpus <path> --out {data}`)"
+    try:
+        report: Any = json.loads((data / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UserError(f"{flag} {str(data)!r}: no readable report.json there; {fix}") from None
+    if not isinstance(report, dict) or not {"dataset", "kind", "task"} <= report.keys() or report["kind"] not in KINDS:
+        raise UserError(f"{flag} {str(data)!r}: report.json is not a converted local corpus's (no dataset, kind and task); {fix}")
+    return report
 
 
 @dataclass

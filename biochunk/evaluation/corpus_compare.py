@@ -128,6 +128,15 @@ class Comparison:
     items: pd.DataFrame | None = None
 
 
+@dataclass
+class Trained:
+    """A reranker trained before the comparison (the compare_reranker stage's folder): the
+    cross-encoder, or None where there was nothing to train on, and its training report."""
+
+    ce: Any | None
+    report: dict[str, Any]
+
+
 def run(
     corpus: Corpus,
     methods: Sequence[str],
@@ -146,7 +155,9 @@ def run(
     ``rp``: RetrieveParams (BM25, dense search, fusion, cut-offs, seed). ``reranker``:
     RerankerParams; where the corpus has train judgements a cross-encoder is trained on them
     (``experiment.train_reranker``, as the train_reranker stage does) and reranks BM25's top
-    ``rp.rerank_depth`` documents; None (or no judgements) skips it with a one-line note.
+    ``rp.rerank_depth`` documents; a ``Trained`` one is used as it is (the DVC branch trains it
+    in a stage of its own, which no chunk param re-runs); None (or no judgements) skips it
+    with a one-line note.
     ``rewriter``: builds the generator that writes ``chunk.header: generator`` titles.
     """
     coll, notes = corpus.coll, list(corpus.notes)
@@ -231,8 +242,12 @@ def run(
 
 
 def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n_boot: int, notes: list[str]) -> dict[str, Any]:
-    """Train on the train judgements, rerank BM25's top documents, score both on the evaluated queries."""
-    ce, report = experiment.train_reranker(coll, reranker, rp.k1, rp.b, "the corpus")
+    """Train on the train judgements (or take the ``Trained`` one), rerank BM25's top documents,
+    score both on the evaluated queries."""
+    if isinstance(reranker, Trained):
+        ce, report = reranker.ce, reranker.report
+    else:
+        ce, report = experiment.train_reranker(coll, reranker, rp.k1, rp.b, "the corpus")
     if ce is None:
         notes.append(f"reranking skipped: {report['reason']}")
         return {"report": report}
@@ -251,7 +266,7 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     d = against_best(out["per_query"], "bm25", n_boot, rp.seed)["reranked"]
     out["reranked_minus_bm25"] = {PRIMARY: d["delta"], f"{PRIMARY}_ci_low": d["ci_low"], f"{PRIMARY}_ci_high": d["ci_high"]}
     out["reranked_minus_bm25"]["separable"] = d["separable"]
-    trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{reranker.model}, used as is"
+    trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{report['model']}, used as is"
     got, n = out["reranked"], len(out["per_query"]["bm25"])
     paired = f"{d['delta']:+.3f}" if d["ci_low"] is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
     hurts = (
