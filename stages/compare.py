@@ -8,8 +8,9 @@ path a dependency, so an edited document re-runs both) and ``compare@<name>`` re
 converted folder (``--data``), so a changed chunk or retrieval param re-runs the comparison
 only. Where the corpus has train judgements, ``compare_reranker@<name>`` trains the reranker
 once and ``compare@<name>`` loads it (``--reranker``): a chunk param change does not train it
-again (about a third of compare's time on a 500-document SciFact sample). The metrics land in ``metrics/compare-<name>.json``, each
-question's nDCG@10 in ``metrics/compare-<name>-items.parquet`` (``--items``, ITEM_SCORES), so
+again (about a third of compare's time on a 500-document SciFact sample). The metrics land in
+``metrics/compare-<name>.json``, each question's nDCG@10 in
+``metrics/compare-<name>-items.parquet`` (``--items``, ITEM_SCORES), so
 ``scripts/metrics_diff.py`` pairs two runs' changes over the same questions.
 
 ``--corpus``: a folder of .txt/.md/.jsonl/.pdf/.html documents (with an optional
@@ -80,7 +81,8 @@ def check_flags(args: argparse.Namespace) -> tuple[Path, Path | None, Path | Non
     if args.out is not None:
         out_arg = args.out
     else:  # named after the corpus
-        out_arg = Path("build/compare") / (dataset_name(args.corpus) if args.corpus is not None else converted(args.data)["dataset"])
+        name = dataset_name(args.corpus) if args.corpus is not None else converted(args.data)["dataset"]
+        out_arg = Path("build/compare") / name
     # An output over or inside the corpus would replace documents (or add to them); one
     # holding the corpus would delete it with the old output.
     spare = {"the corpus": args.corpus} if args.corpus is not None else {"--data": args.data}
@@ -111,7 +113,8 @@ def _reranker_report(folder: Path, corpus: str) -> dict[str, Any]:
     if not isinstance(report, dict) or not {"corpus", "reranking", "max_length"} <= report.keys():
         raise UserError(f"--reranker {str(folder)!r}: not a compare_reranker output (its report names no corpus); {fix}")
     if report["corpus"] != corpus:
-        raise UserError(f"--reranker {str(folder)!r} was trained on {report['corpus']!r}, not on the corpus compared, {corpus!r}; {fix}")
+        trained_on = f"was trained on {report['corpus']!r}, not on the corpus compared, {corpus!r}"
+        raise UserError(f"--reranker {str(folder)!r} {trained_on}; {fix}")
     return report
 
 

@@ -35,7 +35,9 @@ def main() -> None:
     rp = params.section("retrieve", args.params)
     models.require([(p.model, "train_reranker.model")])
     coll = corpus_compare.load(args.data, info["task"]).coll
-    ce, report = experiment.train_reranker(coll, p, rp.k1, rp.b, info["dataset"])
+    # "the corpus", as compare says it when it trains in-process: its metrics.json, which holds
+    # this report, is then the same bytes either way.
+    ce, report = experiment.train_reranker(coll, p, rp.k1, rp.b, "the corpus")
     if not report["reranking"]:
         log.warning("%s: %s; compare runs without reranking", info["dataset"], report["reason"])
     # compare checks that the reranker it loads was trained on the corpus it compares, and

@@ -266,7 +266,8 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     d = against_best(out["per_query"], "bm25", n_boot, rp.seed)["reranked"]
     out["reranked_minus_bm25"] = {PRIMARY: d["delta"], f"{PRIMARY}_ci_low": d["ci_low"], f"{PRIMARY}_ci_high": d["ci_high"]}
     out["reranked_minus_bm25"]["separable"] = d["separable"]
-    trained = f"trained {report['steps']} steps on {report['groups']} train queries" if report["trained"] else f"{report['model']}, used as is"
+    steps = f"trained {report['steps']} steps on {report['groups']} train queries"
+    trained = steps if report["trained"] else f"{report['model']}, used as is"
     got, n = out["reranked"], len(out["per_query"]["bm25"])
     paired = f"{d['delta']:+.3f}" if d["ci_low"] is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
     hurts = (
