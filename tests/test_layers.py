@@ -38,6 +38,10 @@ FUNCTION_LEVEL_BIOCHUNK = {
         "the rewriter imports torch (generation.generator): a chunking worker whose method never "
         "rewrites text must not load it (~200 MB, see compute._pin_torch_threads)"
     ),
+    ("biochunk/params.py", "biochunk.retrieval.contexts"): (
+        "contexts imports torch (through the cross-encoder): read where qa.contexts is checked, so "
+        "`import biochunk.params` and an early params error do not load it (tests/test_params.py)"
+    ),
 }
 
 # Optional or heavy third-party packages a function may import where it needs them: model
