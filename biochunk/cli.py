@@ -9,10 +9,13 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import Any, Callable
 
 from biochunk.errors import UserError
+
+JVM_LOGGING = Path(__file__).parent / "jvm_logging"  # the JVM's log configurations (_quiet_jvm)
 
 # Ctrl-C, `kill` and a closed terminal; each ends the run through Python (so `finally` blocks,
 # temporary folders and atomic writes clean up) and exits 128 + the signal's number.
@@ -66,6 +69,20 @@ def _not_cpu_4bit_kernels(record: logging.LogRecord) -> bool:
     return "kernels" not in record.getMessage()
 
 
+def _quiet_jvm() -> None:
+    """Pyserini's JVM (BM25) at WARN: log4j prints four INFO lines per index (the analyzer's
+    settings) and Lucene's java.util.logging a two-line notice per index opened: six lines per
+    chunk method in compare and retrieve, while the Python side already logs what it indexed.
+    Options only: the JVM starts later, in the stage that searches, if at all. Set here with
+    the rest of every stage's logging, which cannot change a result."""
+    import jnius_config  # pyjnius's options holder: a small module, no JVM
+
+    if not jnius_config.vm_running:
+        jnius_config.add_options(
+            f"-Dlog4j2.configurationFile={JVM_LOGGING / 'log4j2.xml'}", f"-Djava.util.logging.config.file={JVM_LOGGING / 'logging.properties'}"
+        )  # fmt: skip
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes end like every other user mistake: one ``error:``
     line naming the flag (argparse prints its usage block first), exit 2."""
@@ -84,6 +101,7 @@ def run(main: Callable[[], None]) -> None:
     # a ModuleNotFoundError: nine lines in every searching stage that read as a broken install
     # on a machine where the generic build is the one that loads. Its warnings still show.
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    _quiet_jvm()
     # Signal handlers can only be set from the main thread; elsewhere Python's defaults stay.
     previous = _install() if threading.current_thread() is threading.main_thread() else {}
     try:

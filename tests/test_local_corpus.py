@@ -346,6 +346,10 @@ def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
     assert not (repo / "data/compare/mine/data").exists()  # the converted tables are convert_local's output only
     alone = run(sys.executable, "stages/compare.py", "--corpus", "docs/example-corpus", "--methods", "fixed", "--out", "build/c")
     assert alone.returncode == 0, alone.stderr[-3000:]
+    # BM25's JVM logs at WARN (cli.run): without that, log4j printed 8 INFO lines to stdout here
+    # (the analyzer's settings, per index) and Lucene a 2-line notice to stderr.
+    java_info = [l for l in (alone.stdout + alone.stderr).splitlines() if "SimpleIndexer" in l or "MemorySegmentIndexInput" in l]
+    assert not java_info, java_info
     # The --metrics copy is metrics.json without the settings (DVC diffs those as params) and the samples.
     full = json.loads((repo / "build/c/metrics.json").read_text())
     assert json.loads((repo / "metrics/compare-mine.json").read_text()) == {k: v for k, v in full.items() if k not in ("settings", "samples")}
