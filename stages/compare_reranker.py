@@ -7,7 +7,9 @@ a 500-document SciFact sample, 2 CPU cores). Here it depends on the corpus, ``tr
 and BM25's ``retrieve.k1`` / ``retrieve.b`` (its hard negatives) only, and compare loads it
 (``--reranker``). The training is the train_reranker stage's (``experiment.train_reranker``);
 only the corpus differs: convert_local's folder, read as compare reads it. A corpus without
-train judgements gets report.json alone, and compare says that reranking is off and why.
+train judgements gets report.json alone, and compare says that reranking is off and why,
+unless ``train_reranker.model`` names a ready cross-encoder: that one is saved as it is and
+reranks with or without judgements.
 """
 
 import logging

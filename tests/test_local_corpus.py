@@ -326,6 +326,47 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_ready_reranker_reranks_a_corpus_without_train_judgements_through_both_routes(tmp_path):
+    """train_reranker.model naming a ready cross-encoder (a folder here; a hub id on a user's
+    machine) is loaded, not trained: compare_reranker saves it with its max_length even where the
+    corpus has no train judgements, compare --reranker reranks with it, and the one command that
+    loads it in-process writes the same metrics."""
+    import yaml
+
+    from biochunk.scoring import crossencoder
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    topics = ["iron deficiency anaemia", "asthma inhaler technique", "hand hygiene soap", "fever in children"]
+    docs = [{"_id": f"d{i}", "title": "", "text": f"{t} is discussed here in plain words."} for i, t in enumerate(topics)]
+    docs += [{"_id": f"n{i}", "title": "", "text": f"unrelated note number {i} about scheduling and billing."} for i in range(4)]
+    (beir / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"what about {t}?"}) + "\n" for i, t in enumerate(topics)))
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(4)))
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    ready = tmp_path / "ready"  # a cross-encoder saved as a user's fine-tuned one would be
+    crossencoder.save(crossencoder.load(data["train_reranker"]["model"], max_length=96), ready)
+    data["train_reranker"].update(model=str(ready), max_length=96)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    run = lambda *a: subprocess.run([sys.executable, *a, "--params", str(tmp_path / "params.yaml")], cwd=ROOT, capture_output=True, text=True)  # noqa: E731
+    assert run("stages/convert_local.py", "--corpus", str(beir), "--out", str(tmp_path / "data")).returncode == 0
+    done = run("stages/compare_reranker.py", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "rr"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "rr" / crossencoder.REPORT_FILE).read_text())
+    assert report["reranking"] and not report["trained"] and report["max_length"] == 96 and report["model"] == str(ready)
+    flags = ("--methods", "fixed", "--retrievers", "bm25", "--bootstrap", "50")
+    staged = run("stages/compare.py", "--data", str(tmp_path / "data"), "--reranker", str(tmp_path / "rr"), "--out", str(tmp_path / "a"), *flags)
+    assert staged.returncode == 0, staged.stderr[-3000:]
+    alone = run("stages/compare.py", "--corpus", str(beir), "--out", str(tmp_path / "b"), *flags)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    a, b = (json.loads((tmp_path / d / "metrics.json").read_text()) for d in ("a", "b"))
+    assert a["rerank"]["report"] == {k: v for k, v in report.items() if k not in ("corpus", "max_length")}
+    assert 0.0 <= a["rerank"]["reranked"]["ndcg@10"] <= 1.0 and a["rerank"] == b["rerank"]
+    assert any(n.startswith(f"reranker ({ready}, used as is)") for n in a["notes"]), a["notes"]
+    assert {k: v for k, v in a.items() if k != "samples"} == {k: v for k, v in b.items() if k != "samples"}
+
+
+@pytest.mark.slow
 def test_dvc_branch_converts_once_and_compares_as_the_command_does(tmp_path):
     """data.local as DVC runs it: convert_local@<name> then compare@<name> on the converted folder.
     Its metrics are the one command's (--corpus); a chunk param re-runs the comparison only, an

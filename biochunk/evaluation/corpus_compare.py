@@ -137,6 +137,14 @@ class Trained:
     report: dict[str, Any]
 
 
+def _ready(reranker: Any) -> bool:
+    """Whether ``reranker`` reranks without train judgements: a ``Trained`` one that holds a
+    model, or RerankerParams naming a ready cross-encoder (not an offline alias to fine-tune)."""
+    if isinstance(reranker, Trained):
+        return reranker.ce is not None
+    return reranker is not None and not crossencoder.is_base(reranker.model)
+
+
 def run(
     corpus: Corpus,
     methods: Sequence[str],
@@ -155,9 +163,10 @@ def run(
     ``rp``: RetrieveParams (BM25, dense search, fusion, cut-offs, seed). ``reranker``:
     RerankerParams; where the corpus has train judgements a cross-encoder is trained on them
     (``experiment.train_reranker``, as the train_reranker stage does) and reranks BM25's top
-    ``rp.rerank_depth`` documents; a ``Trained`` one is used as it is (the DVC branch trains it
-    in a stage of its own, which no chunk param re-runs); None (or no judgements) skips it
-    with a one-line note.
+    ``rp.rerank_depth`` documents; a ready cross-encoder (``train_reranker.model`` other than
+    an offline alias) reranks with or without them; a ``Trained`` one is used as it is (the DVC
+    branch trains it in a stage of its own, which no chunk param re-runs); None (or nothing to
+    train on and nothing ready) skips it with a one-line note.
     ``rewriter``: builds the generator that writes ``chunk.header: generator`` titles.
     """
     coll, notes = corpus.coll, list(corpus.notes)
@@ -174,11 +183,18 @@ def run(
     ranking: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     runs_df = None
-    if not coll.train_qrels:
-        notes.append("reranking skipped: no training judgements (a BEIR qrels/train.tsv would provide them)")
+    # A reranker needs train judgements to be trained on, unless it is ready: a cross-encoder
+    # named by train_reranker.model, or one the compare_reranker stage saved.
+    rerankable = bool(coll.train_qrels) or _ready(reranker)
+    if not rerankable:
+        notes.append(
+            "reranking skipped: no training judgements (a BEIR qrels/train.tsv would provide them, "
+            "or name a ready cross-encoder: train_reranker.model)"
+        )
     elif reranker is None or rp.rerank_depth <= 0 or not coll.qrels:
         why = "turned off" if reranker is None else "retrieve.rerank_depth is 0" if rp.rerank_depth <= 0 else "no questions to evaluate it on"
-        notes.append(f"reranking skipped: {why} ({len(coll.train_qrels)} queries have train judgements)")
+        trainable = f" ({len(coll.train_qrels)} queries have train judgements)" if coll.train_qrels else ""
+        notes.append(f"reranking skipped: {why}{trainable}")
     if not coll.qrels:
         notes.append("no questions: methods are compared by size only (add questions.jsonl, or use a BEIR folder with qrels)")
         return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, window=window)
@@ -226,7 +242,7 @@ def run(
         p = paired[row["method"]]
         row.update({"vs_best": p["delta"], "vs_best_low": p["ci_low"], "vs_best_high": p["ci_high"], "separable": p["separable"]})
     rerank: dict[str, Any] = {}
-    if coll.train_qrels and reranker is not None and rp.rerank_depth > 0 and ("bm25", NO_CHUNKING) in res.runs:
+    if rerankable and reranker is not None and rp.rerank_depth > 0 and ("bm25", NO_CHUNKING) in res.runs:
         rerank = _rerank(coll, res, reranker, rp, n_boot, notes)
     runs_df = experiment.runs_table(res, rp.save_depth)
     queries = judged(coll.qrels)
@@ -266,8 +282,11 @@ def _rerank(coll: Collection, res: experiment.Results, reranker: Any, rp: Any, n
     d = against_best(out["per_query"], "bm25", n_boot, rp.seed)["reranked"]
     out["reranked_minus_bm25"] = {PRIMARY: d["delta"], f"{PRIMARY}_ci_low": d["ci_low"], f"{PRIMARY}_ci_high": d["ci_high"]}
     out["reranked_minus_bm25"]["separable"] = d["separable"]
-    steps = f"trained {report['steps']} steps on {report['groups']} train queries"
-    trained = steps if report["trained"] else f"{report['model']}, used as is"
+    # A ready cross-encoder's report has no steps: it was loaded, not trained.
+    if report["trained"]:
+        trained = f"trained {report['steps']} steps on {report['groups']} train queries"
+    else:
+        trained = f"{report['model']}, used as is"
     got, n = out["reranked"], len(out["per_query"]["bm25"])
     paired = f"{d['delta']:+.3f}" if d["ci_low"] is None else f"{d['delta']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
     hurts = (
