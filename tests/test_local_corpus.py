@@ -313,6 +313,9 @@ def test_train_judgements_train_a_reranker_that_reranks(tmp_path):
     assert not _script()._compare_items(tmp_path / "other.parquet")
     off = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["bm25"], n_samples=1, n_boot=50)
     assert not off.rerank and any(n.startswith("reranking skipped: turned off") for n in off.notes)
+    # Dense retrieval alone leaves no BM25 run to rerank: said, not skipped silently.
+    dense = compare.run(corpus, ["fixed"], lambda m: rp.chunk_params(cp, m), rp, encoder, ["dense"], n_samples=1, n_boot=50, reranker=tp)
+    assert not dense.rerank and any(n.startswith("reranking skipped: it reranks BM25's top documents") for n in dense.notes)
     # The DVC branch trains it in compare_reranker's stage and compare loads the saved folder:
     # the same reranked run, score for score, as training inside the comparison.
     from biochunk.retrieval import experiment

@@ -186,19 +186,25 @@ def run(
     # A reranker needs train judgements to be trained on, unless it is ready: a cross-encoder
     # named by train_reranker.model, or one the compare_reranker stage saved.
     rerankable = bool(coll.train_qrels) or _ready(reranker)
+    with_bm25 = "bm25" in retrievers or "hybrid" in retrievers  # the reranker reorders BM25's top documents
     if not rerankable:
         notes.append(
             "reranking skipped: no training judgements (a BEIR qrels/train.tsv would provide them, "
             "or name a ready cross-encoder: train_reranker.model)"
         )
-    elif reranker is None or rp.rerank_depth <= 0 or not coll.qrels:
-        why = "turned off" if reranker is None else "retrieve.rerank_depth is 0" if rp.rerank_depth <= 0 else "no questions to evaluate it on"
+    elif reranker is None or rp.rerank_depth <= 0 or not coll.qrels or not with_bm25:
+        why = (
+            "turned off" if reranker is None
+            else "retrieve.rerank_depth is 0" if rp.rerank_depth <= 0
+            else "no questions to evaluate it on" if not coll.qrels
+            else "it reranks BM25's top documents, and --retrievers runs neither bm25 nor hybrid"
+        )  # fmt: skip
         trainable = f" ({len(coll.train_qrels)} queries have train judgements)" if coll.train_qrels else ""
         notes.append(f"reranking skipped: {why}{trainable}")
     if not coll.qrels:
         notes.append("no questions: methods are compared by size only (add questions.jsonl, or use a BEIR folder with qrels)")
         return Comparison(list(methods), sizes, chunks, retrieval, ranking, samples, notes, runs_df, window=window)
-    bm25 = [NO_CHUNKING, *methods] if "bm25" in retrievers or "hybrid" in retrievers else []
+    bm25 = [NO_CHUNKING, *methods] if with_bm25 else []
     dense = [NO_CHUNKING, *methods] if "dense" in retrievers or "hybrid" in retrievers else []
     rp = dataclasses.replace(rp, bm25_methods=bm25, dense_methods=dense, ks=[k for k in rp.ks if k <= rp.depth])
     res = experiment.run_retrievers(coll, rp, chunk_params, encoder, chunk_tables=chunks, keep_chunk_hits=ANSWER_DEPTH)
