@@ -119,7 +119,7 @@ class Comparison:
     samples: list[dict[str, Any]]  # questions with the top chunk of the best and the worst method
     notes: list[str]
     runs: pd.DataFrame | None  # RUNS rows
-    rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where there are train judgements
+    rerank: dict[str, Any] = field(default_factory=dict)  # BM25's top reranked, where a reranker ran
     window: dict[str, Any] = field(default_factory=dict)  # the encoder's window and the chunks over it (``window_check``)
     # ITEM_SCORES: each judged question's tie-aware nDCG@10 per retriever and method, the metric
     # named by its key in ``metrics`` (``retrieval.<retriever>.<method>.ndcg@10``, and
