@@ -75,8 +75,10 @@ def _quiet_jvm() -> None:
     chunk method in compare and retrieve, while the Python side already logs what it indexed.
     Options only: the JVM starts later, in the stage that searches, if at all. Set here with
     the rest of every stage's logging, which cannot change a result."""
-    import jnius_config  # pyjnius's options holder: a small module, no JVM
-
+    try:
+        import jnius_config  # pyjnius's options holder (a small module, no JVM), which Pyserini installs
+    except ImportError:  # without Pyserini no stage starts a JVM; BM25 says what is missing where it is used
+        return
     if not jnius_config.vm_running:
         jnius_config.add_options(
             f"-Dlog4j2.configurationFile={JVM_LOGGING / 'log4j2.xml'}", f"-Djava.util.logging.config.file={JVM_LOGGING / 'logging.properties'}"

@@ -256,6 +256,26 @@ def test_cli_turns_an_interrupt_into_one_line_and_restores_the_handlers(capsys):
     assert {s: signal.getsignal(s) for s in cli.SIGNALS} == before
 
 
+def test_cli_points_the_jvm_loggers_at_warn_before_any_jvm_starts(monkeypatch):
+    # Options only (the JVM starts later, where BM25 runs); none once it runs; and a stage
+    # still starts where Pyserini (with pyjnius) is not installed.
+    import types
+
+    fake = types.SimpleNamespace(vm_running=False, options=[])
+    fake.add_options = lambda *o: fake.options.extend(o)
+    monkeypatch.setitem(sys.modules, "jnius_config", fake)
+    cli._quiet_jvm()
+    assert [o.split("=")[0] for o in fake.options] == ["-Dlog4j2.configurationFile", "-Djava.util.logging.config.file"]
+    for o in fake.options:
+        config = Path(o.split("=", 1)[1]).read_text()
+        assert ('level="warn"' in config) if config.lstrip().startswith("<?xml") else (".level=WARNING" in config), o
+    fake.vm_running, fake.options = True, []
+    cli._quiet_jvm()
+    assert fake.options == []
+    monkeypatch.setitem(sys.modules, "jnius_config", None)  # import jnius_config raises ImportError
+    cli._quiet_jvm()
+
+
 def test_cli_leaves_an_ignored_signal_ignored(capsys):
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
