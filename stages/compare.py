@@ -202,6 +202,9 @@ def main() -> None:
         [(ep.model, "embed.model"), *(u for m in methods for u in models_used(chunk_params(m), ep.model))]
         + ([] if args.no_rerank or args.reranker is not None else [(tp.model, "train_reranker.model")])
     )
+    unread = [] if args.no_rerank or args.reranker is not None else compare.unread_by_ready(tp)
+    if unread:
+        log.warning("train_reranker.model %s is a ready cross-encoder, used as it is: %s change nothing", tp.model, ", ".join(unread))
 
     # A scratch folder tagged with this process: a run killed with SIGKILL leaves it behind
     # and the next run removes it (``scratch_dir``).

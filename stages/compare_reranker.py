@@ -36,6 +36,9 @@ def main() -> None:
     p = params.section("train_reranker", args.params)
     rp = params.section("retrieve", args.params)
     models.require([(p.model, "train_reranker.model")])
+    unread = corpus_compare.unread_by_ready(p)
+    if unread:  # declared by the stage (they train the offline alias), read by nothing here
+        log.warning("train_reranker.model %s is a ready cross-encoder, used as it is: %s, retrieve.k1 and retrieve.b change nothing", p.model, ", ".join(unread))  # fmt: skip
     coll = corpus_compare.load(args.data, info["task"]).coll
     # "the corpus", as compare says it when it trains in-process: its metrics.json, which holds
     # this report, is then the same bytes either way.

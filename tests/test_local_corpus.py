@@ -336,6 +336,8 @@ def test_a_ready_reranker_reranks_a_corpus_without_train_judgements_through_both
     loads it in-process writes the same metrics."""
     import yaml
 
+    from biochunk import params
+    from biochunk.evaluation import corpus_compare
     from biochunk.scoring import crossencoder
 
     beir = tmp_path / "beir"
@@ -355,6 +357,10 @@ def test_a_ready_reranker_reranks_a_corpus_without_train_judgements_through_both
     assert run("stages/convert_local.py", "--corpus", str(beir), "--out", str(tmp_path / "data")).returncode == 0
     done = run("stages/compare_reranker.py", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "rr"))
     assert done.returncode == 0, done.stderr[-3000:]
+    # What it does not read is said: nothing is trained, and the saved folder keeps its max_length.
+    (warned,) = [line for line in done.stderr.splitlines() if "is a ready cross-encoder, used as it is" in line]
+    assert all(f"train_reranker.{k}" in warned for k in ("steps", "lr", "seed", "max_length")) and "retrieve.k1" in warned
+    assert corpus_compare.unread_by_ready(params.section("train_reranker", data={})) == []  # the offline alias is trained
     report = json.loads((tmp_path / "rr" / crossencoder.REPORT_FILE).read_text())
     assert report["reranking"] and not report["trained"] and report["max_length"] == 96 and report["model"] == str(ready)
     flags = ("--methods", "fixed", "--retrievers", "bm25", "--bootstrap", "50")
@@ -362,6 +368,7 @@ def test_a_ready_reranker_reranks_a_corpus_without_train_judgements_through_both
     assert staged.returncode == 0, staged.stderr[-3000:]
     alone = run("stages/compare.py", "--corpus", str(beir), "--out", str(tmp_path / "b"), *flags)
     assert alone.returncode == 0, alone.stderr[-3000:]
+    assert "train_reranker.steps" in next(line for line in alone.stderr.splitlines() if "is a ready cross-encoder" in line)
     a, b = (json.loads((tmp_path / d / "metrics.json").read_text()) for d in ("a", "b"))
     assert a["rerank"]["report"] == {k: v for k, v in report.items() if k not in ("corpus", "max_length")}
     assert 0.0 <= a["rerank"]["reranked"]["ndcg@10"] <= 1.0 and a["rerank"] == b["rerank"]

@@ -145,6 +145,18 @@ def _ready(reranker: Any) -> bool:
     return reranker is not None and not crossencoder.is_base(reranker.model)
 
 
+def unread_by_ready(p: Any) -> list[str]:
+    """The ``train_reranker`` keys (RerankerParams ``p``) that cannot change a ready cross-encoder:
+    it is loaded, not trained (nor given a new head from the seed), and a folder that
+    ``crossencoder.save`` wrote keeps its own max_length. Empty for the offline alias, which is trained."""
+    if crossencoder.is_base(p.model):
+        return []
+    keys = ["steps", "batch_size", "negatives", "lr", "head_lr", "seed"]
+    if (Path(p.model) / crossencoder.HEAD_FILE).is_file():
+        keys.append("max_length")
+    return [f"train_reranker.{k}" for k in keys]
+
+
 def run(
     corpus: Corpus,
     methods: Sequence[str],
