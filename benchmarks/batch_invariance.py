@@ -80,9 +80,6 @@ def main() -> None:
     for t in texts:
         by_length.setdefault(len(enc.model.tokenizer(t, truncation=True)["input_ids"]), []).append(t)
     same = [g[:6] for g in by_length.values() if len(g) >= 6][:10]
-    together = np.concatenate([enc.encode(g) for g in same]) if same else np.zeros((0, 1))
-    one = np.stack([enc.encode([t])[0] for g in same for t in g]) if same else together
-    three = np.concatenate([enc.encode(g[i : i + 3]) for g in same for i in (0, 3)]) if same else together
 
     def differ(a: np.ndarray, b: np.ndarray) -> str:
         d = np.abs(a - b).max(axis=1)
@@ -100,6 +97,9 @@ def main() -> None:
     print(f"| warm cache, half embedded before | {differ(warm[rest], cold[rest])} |")
     print(f"| one document per batch | {differ(alone, cold[alone_idx])} |")
     if same:
+        together = np.concatenate([enc.encode(g) for g in same])
+        one = np.stack([enc.encode([t])[0] for g in same for t in g])
+        three = np.concatenate([enc.encode(g[i : i + 3]) for g in same for i in (0, 3)])
         print(f"| one token length ({len(same)} lengths × 6 texts), one per batch | {differ(one, together)} |")
         print(f"| one token length, three per batch | {differ(three, together)} |")
     print(f"\ndense top-10 changed for {int((top_cold != top_warm).any(axis=1).sum())} of {len(qv)} queries; "
